@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0
+# bpfstderr build. `make help` lists the targets.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BUILD      ?= build
+CC         ?= gcc
+CLANG      ?= clang-19
+BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+PKG_CONFIG ?= pkg-config
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+VERSION    := 0.1
+
+# Packages `make deps` installs: to build, then to test. Debian 12 names.
+BUILD_PKGS := make gcc clang-19 llvm-19 pkg-config bpftool libbpf-dev \
+	libelf-dev libdw-dev zlib1g-dev libzstd-dev libncurses-dev \
+	libsqlite3-dev libjson-c-dev
+TEST_PKGS  := jq tmux python3 groff-base man-db elfutils binutils procps \
+	util-linux
+
+LIBS_PC    := libbpf libelf libdw ncursesw sqlite3 json-c
+CFLAGS     ?= -O2 -g
+CFLAGS     += -Wall -Wextra -std=gnu11 -DBPFSTDERR_VERSION='"$(VERSION)"' \
+	      -I$(BUILD) $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+LDLIBS     += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+
+ifeq ($(SAN),1)
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Wno-unused-function \
+	      -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf
+
+TOOL_SRCS  := $(wildcard tool/*.c)
+TOOL_OBJS  := $(patsubst tool/%.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+TEST_BPF   := $(wildcard tests/bpf/*.bpf.c)
+TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(TEST_BPF))
+HELPERS    := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/helpers/*.c))
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+# Everything of the tool but main(), for unit tests and helpers to link.
+LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
+
+.PHONY: all deps run check test unit e2e sanitize install uninstall clean help
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/bpfstderr
+
+help:
+	@echo "make deps     install build and test packages (Debian 12, as root)"
+	@echo "make          build $(BUILD)/bpfstderr"
+	@echo "make run      deps + build + start bpfstderr doctor"
+	@echo "make check    deps + build + whole test suite (needs root)"
+	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
+	@echo "make clean"
+
+deps:
+	@missing=""; for p in $(BUILD_PKGS) $(TEST_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	@if [ ! -r "$(VMLINUX_BTF)" ]; then \
+		echo "error: $(VMLINUX_BTF) not readable: build on a kernel with BTF," \
+		     "or pass VMLINUX_BTF=<a vmlinux or BTF file>" >&2; exit 1; fi
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/obj/%.o: tool/%.c tool/*.h bpf/*.h $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/bpfstderr: $(TOOL_OBJS)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) $(TEST_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
+
+tests-build: $(BUILD)/bpfstderr $(UNITS) $(HELPERS)
+
+# The suite twice: as built, then under ASan+UBSan (its own build dir).
+check: deps
+	$(MAKE) tests-build
+	$(MAKE) tests-build SAN=1 BUILD=build-san
+	tests/run.sh build build-san
+
+test: tests-build
+	tests/run.sh $(BUILD)
+
+run: deps all
+	$(BUILD)/bpfstderr doctor
+
+install: all
+	install -D -m 0755 $(BUILD)/bpfstderr $(DESTDIR)$(PREFIX)/sbin/bpfstderr
+	install -D -m 0644 man/bpfstderr.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8
+	install -D -m 0644 contrib/bpfstderr.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/bpfstderr \
+	      $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8 \
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Records written by the enumeration iterators (progs.bpf.c) and read by
+ * tool/progs.c. Shared by the BPF and user-space sides, so plain __u types.
+ */
+#ifndef BPFSTDERR_PROGS_H
+#define BPFSTDERR_PROGS_H
+
+#define PROG_NAME_LEN		16	/* BPF_OBJ_NAME_LEN */
+#define PROG_KSYM_LEN		256
+#define PROG_TAG_LEN		8	/* BPF_TAG_SIZE */
+#define TASK_COMM_LEN		16
+
+/* prog_rec.flags */
+#define PROG_REC_HAS_STREAMS	(1U << 0)	/* aux->stream[] with capacity */
+#define PROG_REC_HAS_ERR_COUNT	(1U << 1)	/* aux->error_count (RFC kernels) */
+#define PROG_REC_RFC_STREAMS	(1U << 2)	/* aux->stream[] without capacity */
+
+struct prog_rec {
+	__u32 id;
+	__u32 type;
+	__u64 load_time;		/* CLOCK_BOOTTIME, ns */
+	__s64 error_count;
+	__s32 capacity[2];		/* stdout, stderr; bytes accounted */
+	__u32 uid;
+	__u32 btf_id;
+	__u32 jited_len;
+	__u32 xlated_len;
+	__u32 flags;
+	__u8 tag[PROG_TAG_LEN];
+	char name[PROG_NAME_LEN];
+	char ksym[PROG_KSYM_LEN];	/* "bpf_prog_<tag>_<full name>" */
+};
+
+struct owner_rec {
+	__u32 prog_id;
+	__u32 pid;
+	char comm[TASK_COMM_LEN];
+};
+
+#endif

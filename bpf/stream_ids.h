@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Constants both sides agree on. */
+#ifndef BPFSTDERR_STREAM_IDS_H
+#define BPFSTDERR_STREAM_IDS_H
+
+#define STREAM_STDOUT	1	/* BPF_STDOUT */
+#define STREAM_STDERR	2	/* BPF_STDERR */
+
+/* Which stream-write kfunc the kernel has (see stream_printk.h). */
+#define PRINTK_KFUNC_NONE	0
+#define PRINTK_KFUNC_IMPL	1	/* 6.18+: bpf_stream_vprintk_impl */
+#define PRINTK_KFUNC_617	2	/* 6.17: bpf_stream_vprintk, 5 args */
+
+#endif

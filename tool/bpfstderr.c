@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfstderr: what loaded BPF programs write to their stdout/stderr streams. */
+#include <argp.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "main.h"
+
+#ifndef BPFSTDERR_VERSION
+#define BPFSTDERR_VERSION "0.1"
+#endif
+
+const char *bin_name = "bpfstderr";
+const char *argp_program_version = "bpfstderr " BPFSTDERR_VERSION;
+const char *argp_program_bug_address = NULL;
+
+static const struct cmd cmds[] = {
+	{ "list",	do_list,	"list loaded programs and their stream accounting" },
+	{ "doctor",	do_doctor,	"report what this kernel and host support" },
+	{ NULL },
+};
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", bin_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: warning: ", bin_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int exit_for_errno(int err, const char *what)
+{
+	if (err == -EPERM || err == -EACCES) {
+		p_err("%s: %s (needs CAP_SYS_ADMIN)", what, strerror(-err));
+		return EXIT_NOPERM;
+	}
+	p_err("%s: %s", what, strerror(-err));
+	return EXIT_ERROR;
+}
+
+static void usage(FILE *f)
+{
+	const struct cmd *c;
+
+	fprintf(f, "Usage: %s COMMAND [OPTIONS]\n"
+		   "       %s { --help | --version }\n\n"
+		   "Show what loaded BPF programs write to their stdout/stderr streams,\n"
+		   "above all the faults the kernel reports there.\n\nCommands:\n",
+		bin_name, bin_name);
+	for (c = cmds; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\nRun '%s COMMAND --help' for a command's options.\n\n"
+		   "Exit status:\n"
+		   "  0  success (report: no faults)\n"
+		   "  1  report: faults found\n"
+		   "  2  unknown command or option, bad argument\n"
+		   "  3  a needed capability is missing (CAP_SYS_ADMIN)\n"
+		   "  4  the kernel lacks BTF or BPF streams\n"
+		   "  5  any other error\n"
+		   "  6  a program given on the command line does not exist\n",
+		bin_name);
+}
+
+/* Quiet unless asked: libbpf's warnings are for developers of BPF objects,
+ * not for users of this tool; failures are reported by us, once.
+ */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !getenv("BPFSTDERR_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+	const struct cmd *c;
+
+	for (c = cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	char prog_name[64];
+
+	argp_err_exit_status = EXIT_USAGE;
+	libbpf_set_print(libbpf_print);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("%s\n", argp_program_version);
+		return EXIT_OK;
+	}
+	c = find_cmd(argv[1]);
+	if (!c) {
+		p_err("unknown command '%s'", argv[1]);
+		fprintf(stderr, "Usage: %s COMMAND [OPTIONS]; see '%s --help'\n", bin_name, bin_name);
+		return EXIT_USAGE;
+	}
+	/* argp names the command in its messages: "bpfstderr doctor: ..." */
+	snprintf(prog_name, sizeof(prog_name), "%s %s", bin_name, c->name);
+	argv[1] = prog_name;
+	return c->func(argc - 1, argv + 1);
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfstderr doctor: what this kernel and host support, measured. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <json-c/json.h>
+
+#include "debuginfo.h"
+#include "health.h"
+#include "kbtf.h"
+#include "main.h"
+#include "output.h"
+#include "privs.h"
+#include "stream.h"
+
+struct doctor {
+	struct utsname uts;
+	bool btf;
+	bool read_cmd;
+	bool rfc_kfuncs;
+	bool pollable;
+	enum stream_backend backend;
+	bool fault_arena, fault_may_goto, fault_rqspinlock;
+	struct stream_health health;
+	bool kallsyms;
+	struct vmlinux_info vmlinux;
+	bool cap_sys_admin, cap_bpf, cap_perfmon;
+	char bpffs[256];
+	const char *problem;	/* why bpfstderr cannot work here, or NULL */
+	int exit_code;
+};
+
+static struct {
+	bool json;
+	const char *vmlinux;
+} env;
+
+static const struct argp_option opts[] = {
+	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
+	{ "vmlinux", 'k', "PATH", 0, "Check this vmlinux instead of searching", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.json = true;
+		break;
+	case 'k':
+		env.vmlinux = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Readable means real addresses: with kptr_restrict they read as zeros. */
+static bool kallsyms_readable(void)
+{
+	unsigned long long addr = 0;
+	char line[256];
+	bool ok = false;
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return false;
+	for (i = 0; i < 16 && fgets(line, sizeof(line), f); i++) {
+		if (sscanf(line, "%llx", &addr) == 1 && addr) {
+			ok = true;
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+static void find_bpffs(char *out, size_t len)
+{
+	char dev[256], dir[256], type[64];
+	FILE *f;
+
+	out[0] = '\0';
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return;
+	while (fscanf(f, "%255s %255s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "bpf")) {
+			snprintf(out, len, "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void judge(struct doctor *d)
+{
+	d->exit_code = EXIT_OK;
+	if (!d->btf) {
+		d->problem = "the kernel has no BTF (/sys/kernel/btf/vmlinux); bpfstderr needs it";
+		d->exit_code = EXIT_NOSUPPORT;
+	} else if (d->backend == BACKEND_NONE) {
+		d->problem = "this kernel has no BPF streams (Linux 6.17 or later needed)";
+		d->exit_code = EXIT_NOSUPPORT;
+	} else if (!d->cap_sys_admin) {
+		d->problem = "CAP_SYS_ADMIN is missing: programs cannot be listed or read";
+		d->exit_code = EXIT_NOPERM;
+	}
+}
+
+static void examine(struct doctor *d)
+{
+	uname(&d->uts);
+	d->btf = kbtf() != NULL;
+	d->read_cmd = kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD");
+	d->rfc_kfuncs = stream_rfc_kfuncs_present();
+	/* No kernel has them yet; one would add a stream command beyond the read. */
+	d->pollable = kbtf_enum_count_matching("bpf_cmd", "STREAM") > 1;
+	d->backend = stream_backend_detect();
+	d->fault_arena = kbtf_has_func("bpf_prog_report_arena_violation");
+	d->fault_may_goto = kbtf_has_func("bpf_prog_report_may_goto_violation");
+	d->fault_rqspinlock = kbtf_has_func("bpf_prog_report_rqspinlock_violation");
+	d->cap_sys_admin = have_cap(CAP_SYS_ADMIN_NR);
+	d->cap_bpf = have_cap(CAP_BPF_NR);
+	d->cap_perfmon = have_cap(CAP_PERFMON_NR);
+	if (d->btf && d->cap_sys_admin)
+		stream_health__probe(&d->health);
+	d->kallsyms = kallsyms_readable();
+	debuginfo__find_vmlinux(env.vmlinux, &d->vmlinux);
+	find_bpffs(d->bpffs, sizeof(d->bpffs));
+	judge(d);
+}
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void print_vmlinux_plain(const struct vmlinux_info *v)
+{
+	if (!v->found) {
+		printf("%-22s not found in the usual places; kernel frames stay symbol+off/size.\n"
+		       "%-22s Put a vmlinux with DWARF for this kernel (build-id %s) at %s, or pass --vmlinux\n",
+		       "vmlinux debuginfo", "", v->kernel_id[0] ? v->kernel_id : "unknown",
+		       debuginfo__search_paths()[0]);
+		return;
+	}
+	printf("%-22s %s (%s, build-id %s)\n", "vmlinux debuginfo", v->path,
+	       v->has_dwarf ? "DWARF" : "no DWARF",
+	       v->id_matches ? "matches the running kernel" : "does NOT match the running kernel");
+}
+
+static void print_plain(const struct doctor *d)
+{
+	const struct stream_health *h = &d->health;
+
+	printf("%-22s %s\n", "kernel", d->uts.release);
+	printf("%-22s %s\n", "BTF", yes_no(d->btf));
+	printf("%-22s %s\n", "stream read command", yes_no(d->read_cmd));
+	printf("%-22s %s\n", "RFC drain kfuncs", d->rfc_kfuncs ? "yes" : "not available");
+	printf("%-22s %s\n", "poll-able stream fds", yes_no(d->pollable));
+	printf("%-22s %s\n", "stream backend", stream_backend_name(d->backend));
+	printf("%-22s arena %s, may_goto %s, res_spin_lock %s\n", "fault reports",
+	       yes_no(d->fault_arena), yes_no(d->fault_may_goto), yes_no(d->fault_rqspinlock));
+	printf("%-22s %s", "stream writes", stream_health__label(h));
+	if (h->verdict != WRITE_UNTESTED && h->verdict != WRITE_UNSUPPORTED)
+		printf(" (%s returned %d)", printk_kfunc_name(h->printk_kfunc), h->write_ret);
+	else if (h->err)
+		printf(" (probe: %s)", strerror(-h->err));
+	printf("\n%-22s %s\n", "", stream_health__meaning(h));
+	printf("%-22s %s\n", "kallsyms", d->kallsyms ? "readable" : "not readable (kptr_restrict?)");
+	print_vmlinux_plain(&d->vmlinux);
+	printf("%-22s CAP_SYS_ADMIN %s, CAP_BPF %s, CAP_PERFMON %s\n", "privileges",
+	       yes_no(d->cap_sys_admin), yes_no(d->cap_bpf), yes_no(d->cap_perfmon));
+	if (d->bpffs[0])
+		printf("%-22s mounted at %s\n", "bpffs", d->bpffs);
+	else
+		printf("%-22s not mounted (not needed by bpfstderr; mount -t bpf bpf /sys/fs/bpf)\n", "bpffs");
+	if (d->problem)
+		printf("%-22s bpfstderr cannot work here: %s\n", "verdict", d->problem);
+	else
+		printf("%-22s bpfstderr can work here\n", "verdict");
+}
+
+static const char *verdict_key(enum write_health v)
+{
+	static const char *const keys[] = {
+		[WRITE_UNTESTED] = "untested", [WRITE_UNSUPPORTED] = "unsupported",
+		[WRITE_WORKS] = "works", [WRITE_ENOMEM] = "enomem",
+		[WRITE_ENOSPC] = "enospc", [WRITE_LOST] = "lost",
+		[WRITE_FAILS] = "fails",
+	};
+
+	return keys[v];
+}
+
+static struct json_object *health_json(const struct stream_health *h)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "verdict", json_object_new_string(verdict_key(h->verdict)));
+	json_object_object_add(o, "kfunc", json_object_new_string(printk_kfunc_name(h->printk_kfunc)));
+	json_object_object_add(o, "write_ret", json_object_new_int(h->write_ret));
+	json_object_object_add(o, "read_ret", json_object_new_int(h->read_ret));
+	json_object_object_add(o, "meaning", json_object_new_string(stream_health__meaning(h)));
+	return o;
+}
+
+static struct json_object *vmlinux_json(const struct vmlinux_info *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "found", json_object_new_boolean(v->found));
+	json_object_object_add(o, "path", v->found ? json_object_new_string(v->path) : NULL);
+	json_object_object_add(o, "build_id", v->build_id[0] ? json_object_new_string(v->build_id) : NULL);
+	json_object_object_add(o, "kernel_build_id",
+			       v->kernel_id[0] ? json_object_new_string(v->kernel_id) : NULL);
+	json_object_object_add(o, "matches", json_object_new_boolean(v->id_matches));
+	json_object_object_add(o, "dwarf", json_object_new_boolean(v->has_dwarf));
+	return o;
+}
+
+static void add_bool(struct json_object *o, const char *key, bool v)
+{
+	json_object_object_add(o, key, json_object_new_boolean(v));
+}
+
+static int print_json(const struct doctor *d)
+{
+	struct json_object *o = json_object_new_object(), *faults, *privs;
+	int err;
+
+	json_object_object_add(o, "schema_version", json_object_new_int(1));
+	json_object_object_add(o, "kernel", json_object_new_string(d->uts.release));
+	add_bool(o, "btf", d->btf);
+	add_bool(o, "stream_read_command", d->read_cmd);
+	add_bool(o, "rfc_drain_kfuncs", d->rfc_kfuncs);
+	add_bool(o, "pollable_stream_fds", d->pollable);
+	json_object_object_add(o, "backend", json_object_new_string(stream_backend_name(d->backend)));
+	faults = json_object_new_object();
+	add_bool(faults, "arena", d->fault_arena);
+	add_bool(faults, "may_goto", d->fault_may_goto);
+	add_bool(faults, "res_spin_lock", d->fault_rqspinlock);
+	json_object_object_add(o, "fault_reports", faults);
+	json_object_object_add(o, "stream_writes", health_json(&d->health));
+	add_bool(o, "kallsyms_readable", d->kallsyms);
+	json_object_object_add(o, "vmlinux", vmlinux_json(&d->vmlinux));
+	privs = json_object_new_object();
+	add_bool(privs, "CAP_SYS_ADMIN", d->cap_sys_admin);
+	add_bool(privs, "CAP_BPF", d->cap_bpf);
+	add_bool(privs, "CAP_PERFMON", d->cap_perfmon);
+	json_object_object_add(o, "privileges", privs);
+	json_object_object_add(o, "bpffs", d->bpffs[0] ? json_object_new_string(d->bpffs) : NULL);
+	add_bool(o, "usable", !d->problem);
+	json_object_object_add(o, "problem", d->problem ? json_object_new_string(d->problem) : NULL);
+	err = json_print(o, stdout);
+	json_object_put(o);
+	return err;
+}
+
+int do_doctor(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc =
+		"Report what this kernel and host support for BPF streams.\v"
+		"Exit status: 0 bpfstderr can work here, 3 a capability is missing, "
+		"4 the kernel lacks BTF or BPF streams.",
+	};
+	struct doctor d = {};
+	int err;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return EXIT_USAGE;
+	examine(&d);
+	if (env.json)
+		err = print_json(&d);
+	else
+		print_plain(&d);
+	return err ? EXIT_ERROR : d.exit_code;
+}

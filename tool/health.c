@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "health.h"
+#include "kbtf.h"
+#include "stream.h"
+#include "stream_probe.skel.h"
+#include "../bpf/stream_ids.h"
+
+int printk_kfunc_detect(void)
+{
+	if (kbtf_has_func("bpf_stream_vprintk_impl"))
+		return PRINTK_KFUNC_IMPL;
+	if (kbtf_func_arg_cnt("bpf_stream_vprintk") == 5)
+		return PRINTK_KFUNC_617;
+	return PRINTK_KFUNC_NONE;
+}
+
+const char *printk_kfunc_name(int kfunc)
+{
+	switch (kfunc) {
+	case PRINTK_KFUNC_IMPL:
+		return "bpf_stream_vprintk_impl";
+	case PRINTK_KFUNC_617:
+		return "bpf_stream_vprintk";
+	default:
+		return "none";
+	}
+}
+
+static enum write_health judge(const struct stream_health *h)
+{
+	switch (h->write_ret) {
+	case 0:
+		return h->read_ret > 0 ? WRITE_WORKS : WRITE_LOST;
+	case -ENOMEM:
+		return WRITE_ENOMEM;
+	case -ENOSPC:
+		return WRITE_ENOSPC;
+	default:
+		return WRITE_FAILS;
+	}
+}
+
+int stream_health__probe(struct stream_health *h)
+{
+	struct stream_probe_bpf *skel;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	char buf[256];
+	int fd, err;
+
+	memset(h, 0, sizeof(*h));
+	h->printk_kfunc = printk_kfunc_detect();
+	if (h->printk_kfunc == PRINTK_KFUNC_NONE) {
+		h->verdict = WRITE_UNSUPPORTED;
+		return 0;
+	}
+	skel = stream_probe_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto out;
+	}
+	skel->rodata->printk_kfunc = h->printk_kfunc;
+	err = stream_probe_bpf__load(skel);
+	if (err)
+		goto out_destroy;
+	fd = bpf_program__fd(skel->progs.stream_probe);
+	err = bpf_prog_test_run_opts(fd, &opts);
+	if (err) {
+		err = -errno;
+		goto out_destroy;
+	}
+	h->write_ret = skel->data->write_ret;
+	h->read_ret = stream_read_fd(fd, STREAM_STDOUT, buf, sizeof(buf));
+	h->verdict = judge(h);
+out_destroy:
+	stream_probe_bpf__destroy(skel);
+out:
+	h->err = err;
+	if (err)
+		h->verdict = WRITE_UNTESTED;
+	return err;
+}
+
+const char *stream_health__label(const struct stream_health *h)
+{
+	static const char *const labels[] = {
+		[WRITE_UNTESTED]	= "untested",
+		[WRITE_UNSUPPORTED]	= "unsupported",
+		[WRITE_WORKS]		= "works",
+		[WRITE_ENOMEM]		= "failing: ENOMEM",
+		[WRITE_ENOSPC]		= "failing: ENOSPC",
+		[WRITE_LOST]		= "failing: written but not readable",
+		[WRITE_FAILS]		= "failing",
+	};
+
+	return labels[h->verdict];
+}
+
+const char *stream_health__meaning(const struct stream_health *h)
+{
+	switch (h->verdict) {
+	case WRITE_UNTESTED:
+		return "The probe program could not be loaded or run, so nothing is known about stream writes.";
+	case WRITE_UNSUPPORTED:
+		return "This kernel has no stream-write kfunc: programs cannot print to their streams.";
+	case WRITE_WORKS:
+		return "Messages and fault reports reach the streams and bpfstderr can read them.";
+	case WRITE_ENOMEM:
+		return "The kernel's stream allocator is failing (e.g. deferred page init still pending, "
+		       "deferred_init=lazy): every message and every fault report is dropped; only the "
+		       "capacity each one charges to its stream shows that it happened.";
+	case WRITE_ENOSPC:
+		return "The probe's fresh stream is already full, which should not happen: stream accounting is broken on this kernel.";
+	case WRITE_LOST:
+		return "Writes report success but nothing can be read back: another reader may be draining every stream.";
+	case WRITE_FAILS:
+	default:
+		return "Stream writes fail with an unexpected error: messages and fault reports are dropped.";
+	}
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What every command shares: exit codes, error reporting, the command table. */
+#ifndef BPFSTDERR_MAIN_H
+#define BPFSTDERR_MAIN_H
+
+#include <stdbool.h>
+
+/* Exit codes, documented in --help and bpfstderr(8). */
+enum {
+	EXIT_OK		= 0,	/* success; report: no faults */
+	EXIT_FAULTS	= 1,	/* report: faults found */
+	EXIT_USAGE	= 2,	/* unknown command or option, bad argument */
+	EXIT_NOPERM	= 3,	/* a needed capability is missing */
+	EXIT_NOSUPPORT	= 4,	/* this kernel has no BPF streams */
+	EXIT_ERROR	= 5,	/* any other run-time error */
+	EXIT_NOPROG	= 6,	/* a program named on the command line does not exist */
+};
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const char *bin_name;
+
+/* One line on stderr, prefixed "bpfstderr: ". */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, but "bpfstderr: warning: "; never more than once per distinct call
+ * site is the caller's job.
+ */
+void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Maps a failed privileged call to the right exit code and message. */
+int exit_for_errno(int err, const char *what);
+
+int do_list(int argc, char **argv);
+int do_doctor(int argc, char **argv);
+
+#endif

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "output.h"
+
+int utf8_seq_len(const unsigned char *s, size_t len)
+{
+	uint32_t cp;
+	int n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len < (size_t)n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+bool utf8_valid(const void *buf, size_t len)
+{
+	const unsigned char *s = buf;
+	size_t i = 0;
+	int n;
+
+	while (i < len) {
+		n = utf8_seq_len(s + i, len - i);
+		if (!n)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+static uint32_t utf8_decode(const unsigned char *s, int n)
+{
+	static const unsigned char lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	uint32_t cp = s[0] & lead_mask[n];
+	int i;
+
+	for (i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return cp;
+}
+
+/* Code points a terminal acts on rather than shows: C1 controls (0x9b is a
+ * CSI on some terminals) and the bidi overrides that reorder what follows.
+ */
+static bool cp_is_control(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+struct sink {
+	char *dst;
+	size_t cap, len;
+};
+
+static void sink_put(struct sink *k, const char *s, size_t n)
+{
+	size_t room = k->cap > k->len + 1 ? k->cap - k->len - 1 : 0;
+
+	if (k->cap)
+		memcpy(k->dst + k->len, s, n < room ? n : room);
+	k->len += n;
+}
+
+size_t term_escape(char *dst, size_t dst_len, const void *src, size_t len)
+{
+	const unsigned char *s = src;
+	struct sink k = { dst, dst_len, 0 };
+	char esc[16];
+	size_t i = 0;
+	int n;
+
+	while (i < len) {
+		unsigned char c = s[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			sink_put(&k, (const char *)&s[i++], 1);
+			continue;
+		}
+		n = c >= 0x80 ? utf8_seq_len(s + i, len - i) : 0;
+		if (n > 1 && !cp_is_control(utf8_decode(s + i, n))) {
+			sink_put(&k, (const char *)&s[i], n);
+			i += n;
+			continue;
+		}
+		if (n > 1)
+			snprintf(esc, sizeof(esc), "\\u%04x", utf8_decode(s + i, n));
+		else if (c == '\\')
+			strcpy(esc, "\\\\");
+		else if (c == '\t')
+			strcpy(esc, "\\t");
+		else if (c == '\n')
+			strcpy(esc, "\\n");
+		else if (c == '\r')
+			strcpy(esc, "\\r");
+		else
+			snprintf(esc, sizeof(esc), "\\x%02x", c);
+		sink_put(&k, esc, strlen(esc));
+		i += n > 1 ? n : 1;
+	}
+	if (dst_len)
+		dst[k.len < dst_len ? k.len : dst_len - 1] = '\0';
+	return k.len;
+}
+
+void fput_term(FILE *f, const void *buf, size_t len)
+{
+	char small[512], *big = NULL, *out = small;
+	size_t need = term_escape(small, sizeof(small), buf, len);
+
+	if (need >= sizeof(small)) {
+		big = malloc(need + 1);
+		if (!big) {
+			fputs("<out of memory>", f);
+			return;
+		}
+		term_escape(big, need + 1, buf, len);
+		out = big;
+	}
+	fwrite(out, 1, need, f);
+	free(big);
+}
+
+struct json_object *json_string_from_bytes(const void *buf, size_t len)
+{
+	static const char repl[] = "\xef\xbf\xbd";	/* U+FFFD */
+	const unsigned char *s = buf;
+	struct json_object *str;
+	size_t i = 0, o = 0;
+	char *tmp;
+	int n;
+
+	if (utf8_valid(buf, len))
+		return json_object_new_string_len(buf, len);
+	tmp = malloc(len * 3 + 1);
+	if (!tmp)
+		return NULL;
+	while (i < len) {
+		n = utf8_seq_len(s + i, len - i);
+		if (n) {
+			memcpy(tmp + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(tmp + o, repl, 3);
+			o += 3;
+			i++;
+		}
+	}
+	str = json_object_new_string_len(tmp, o);
+	free(tmp);
+	return str;
+}
+
+static char *base64(const unsigned char *s, size_t len)
+{
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc((len + 2) / 3 * 4 + 1), *p = out;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < len; i += 3) {
+		*p++ = tbl[s[i] >> 2];
+		*p++ = tbl[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+		*p++ = tbl[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
+		*p++ = tbl[s[i + 2] & 63];
+	}
+	if (i < len) {
+		*p++ = tbl[s[i] >> 2];
+		if (i + 1 < len) {
+			*p++ = tbl[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+			*p++ = tbl[(s[i + 1] & 15) << 2];
+		} else {
+			*p++ = tbl[(s[i] & 3) << 4];
+			*p++ = '=';
+		}
+		*p++ = '=';
+	}
+	*p = '\0';
+	return out;
+}
+
+void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len)
+{
+	char b64key[64];
+	char *b64;
+
+	json_object_object_add(obj, key, json_string_from_bytes(buf, len));
+	if (utf8_valid(buf, len))
+		return;
+	b64 = base64(buf, len);
+	if (!b64)
+		return;
+	snprintf(b64key, sizeof(b64key), "%s_base64", key);
+	json_object_object_add(obj, b64key, json_object_new_string(b64));
+	free(b64);
+}
+
+int json_print(struct json_object *obj, FILE *f)
+{
+	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
+		return -1;
+	return 0;
+}

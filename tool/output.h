@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Bytes from BPF streams are untrusted: they may hold escape sequences,
+ * control bytes and invalid UTF-8. Everything that shows them goes through
+ * here, for a terminal or for JSON.
+ */
+#ifndef BPFSTDERR_OUTPUT_H
+#define BPFSTDERR_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct json_object;
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
+int utf8_seq_len(const unsigned char *s, size_t len);
+bool utf8_valid(const void *buf, size_t len);
+
+/* Escape for a terminal: printable ASCII and printable UTF-8 stay, "\" is
+ * doubled, \t \n \r are shown as such, other control bytes, C1 controls,
+ * bidi overrides and invalid UTF-8 become \xNN / \uNNNN. Writes at most
+ * dst_len - 1 bytes plus a NUL; returns the length it wanted.
+ */
+size_t term_escape(char *dst, size_t dst_len, const void *src, size_t len);
+void fput_term(FILE *f, const void *buf, size_t len);
+
+/* A JSON string that is valid whatever the bytes: invalid UTF-8 becomes
+ * U+FFFD. json_add_bytes() adds key, and key_base64 with the exact bytes
+ * when the string could not carry them.
+ */
+struct json_object *json_string_from_bytes(const void *buf, size_t len);
+void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
+
+/* One JSON value on one line. */
+int json_print(struct json_object *obj, FILE *f);
+
+#endif
