@@ -40,13 +40,14 @@ SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 TEST_BPF   := $(wildcard tests/bpf/*.bpf.c)
 TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(TEST_BPF))
 HELPERS    := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/helpers/*.c))
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
-UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test unit e2e sanitize install uninstall clean help
+.PHONY: all deps run check test tests-build install uninstall clean help
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: $(BUILD)/bpfstderr
 
@@ -96,11 +97,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
+$(BUILD)/tests/%: tests/live/%.c $(LIB_OBJS) $(TEST_SKELS) tests/unit/unit.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
+
 $(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) $(TEST_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-tests-build: $(BUILD)/bpfstderr $(UNITS) $(HELPERS)
+tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS)
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir).
 check: deps

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfstderr: what loaded BPF programs write to their stdout/stderr streams. */
 #include <argp.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,6 @@
 #define BPFSTDERR_VERSION "0.1"
 #endif
 
-const char *bin_name = "bpfstderr";
 const char *argp_program_version = "bpfstderr " BPFSTDERR_VERSION;
 const char *argp_program_bug_address = NULL;
 
@@ -23,40 +21,6 @@ static const struct cmd cmds[] = {
 	{ "doctor",	do_doctor,	"report what this kernel and host support" },
 	{ NULL },
 };
-
-void p_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", bin_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void p_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: warning: ", bin_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int exit_for_errno(int err, const char *what)
-{
-	if (err == -EPERM || err == -EACCES) {
-		p_err("%s: %s (needs CAP_SYS_ADMIN)", what, strerror(-err));
-		return EXIT_NOPERM;
-	}
-	p_err("%s: %s", what, strerror(-err));
-	return EXIT_ERROR;
-}
 
 static void usage(FILE *f)
 {

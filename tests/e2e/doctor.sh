@@ -1,0 +1,53 @@
+# bpfstderr doctor against independent probes: the test's own program and
+# its own reading of the write's return value, the kernel's BTF as bpftool
+# dumps it, uname, /proc, and readelf on an ELF with a known build-id.
+. tests/lib.sh
+
+out=$(mktmp)
+"$BPFSTDERR" doctor --json > "$out/d.json"; rc=$?
+check "doctor --json is one valid JSON value" jq -e . "$out/d.json" >/dev/null
+check_eq "doctor exit status says bpfstderr can work here" "$rc" 0
+
+start_holder H writer || { fail "load writer"; finish; }
+ret=$(holder_cmd H "write 2 1 20")
+ret=${ret#rets }
+check_eq "doctor's write return agrees with the test's own write" \
+	"$(jq .stream_writes.write_ret "$out/d.json")" "$ret"
+case $ret in
+0) want=works ;; -12) want=enomem ;; -28) want=enospc ;; *) want=fails ;;
+esac
+check_eq "verdict matches the return value ($ret)" "$(jq -r .stream_writes.verdict "$out/d.json")" "$want"
+stop_holder H
+
+bpftool btf dump file /sys/kernel/btf/vmlinux > "$out/btf.txt"
+has() { grep -q "$1" "$out/btf.txt" && echo true || echo false; }
+check_eq "arena fault reports" "$(jq .fault_reports.arena "$out/d.json")" \
+	"$(has "FUNC 'bpf_prog_report_arena_violation'")"
+check_eq "may_goto reports" "$(jq .fault_reports.may_goto "$out/d.json")" \
+	"$(has "FUNC 'bpf_prog_report_may_goto_violation'")"
+check_eq "res_spin_lock reports" "$(jq .fault_reports.res_spin_lock "$out/d.json")" \
+	"$(has "FUNC 'bpf_prog_report_rqspinlock_violation'")"
+check_eq "stream read command" "$(jq .stream_read_command "$out/d.json")" \
+	"$(has "'BPF_PROG_STREAM_READ_BY_FD' val=37")"
+check_eq "RFC drain kfuncs" "$(jq .rfc_drain_kfuncs "$out/d.json")" \
+	"$(has "FUNC 'bpf_stream_next_elem_batch'")"
+check_eq "backend named" "$(jq -r .backend "$out/d.json")" \
+	"$([ "$(has "'BPF_PROG_STREAM_READ_BY_FD'")" = true ] && echo upstream || echo rfc)"
+check_eq "kernel release" "$(jq -r .kernel "$out/d.json")" "$(uname -r)"
+kallsyms=$(awk '$1 !~ /^0+$/ { print "true"; exit }' /proc/kallsyms)
+check_eq "kallsyms readable" "$(jq .kallsyms_readable "$out/d.json")" "${kallsyms:-false}"
+bpffs=$(findmnt -n -t bpf -o TARGET | head -n 1)
+check_eq "bpffs" "$(jq -r '.bpffs // ""' "$out/d.json")" "$bpffs"
+
+# --vmlinux: an ELF whose build-id readelf tells us.
+printf 'int main(void) { return 0; }\n' > "$out/k.c"
+gcc -g -Wl,--build-id=sha1 "$out/k.c" -o "$out/k"
+want=$(readelf -n "$out/k" | awk '/Build ID:/ { print $3 }')
+"$BPFSTDERR" doctor --json --vmlinux "$out/k" > "$out/v.json"
+check_eq "--vmlinux build-id as readelf reads it" "$(jq -r .vmlinux.build_id "$out/v.json")" "$want"
+check_eq "--vmlinux with DWARF" "$(jq .vmlinux.dwarf "$out/v.json")" \
+	"$(readelf -S "$out/k" | grep -q '\.debug_info' && echo true || echo false)"
+check_eq "a foreign vmlinux does not match the kernel" "$(jq .vmlinux.matches "$out/v.json")" false
+"$BPFSTDERR" doctor > "$out/plain.txt"
+check "plain doctor names the write verdict" grep -q "^stream writes" "$out/plain.txt"
+finish

@@ -1,0 +1,45 @@
+# Programs loaded by the test, as `bpfstderr list --json` shows them,
+# against `bpftool prog show -j` and the kernel's /proc/PID/fdinfo.
+. tests/lib.sh
+
+start_holder H writer names anon || { fail "load test programs"; finish; }
+long=$(prog_id H a_program_name_)
+anon=$(prog_id H -)
+writer=$(prog_id H writer)
+out=$(mktmp)
+"$BPFSTDERR" list --json > "$out/list.json"
+check "list --json is one valid JSON value" jq -e . "$out/list.json" >/dev/null
+
+for id in "$long" "$anon" "$writer"; do
+	bpftool prog show id "$id" -j > "$out/bpftool.json"
+	jq ".programs[] | select(.id == $id)" "$out/list.json" > "$out/ours.json"
+	# bpftool leaves out a name or btf_id that is empty.
+	for f in type name tag uid btf_id bytes_jited bytes_xlated; do
+		def=0; [ "$f" = name ] && def='""'
+		check_eq "prog $id: $f" "$(jq -c ".$f" "$out/ours.json")" \
+			"$(jq -c ".$f // $def" "$out/bpftool.json")"
+	done
+	# Both convert the boot-time load stamp to wall-clock seconds at
+	# different instants; they may straddle a second.
+	d=$(( $(jq .loaded_at "$out/ours.json") - $(jq .loaded_at "$out/bpftool.json") ))
+	check "prog $id: loaded_at within 1 s of bpftool's" [ "${d#-}" -le 1 ]
+	# Owners: every process with an fd whose fdinfo says prog_id: $id.
+	want=$(grep -lx "prog_id:[[:space:]]*$id" /proc/[0-9]*/fdinfo/* 2>/dev/null |
+		cut -d/ -f3 | sort -un | paste -sd,)
+	check_eq "prog $id: owning pids as in fdinfo" \
+		"$(jq -r '[.pids[].pid] | sort | map(tostring) | join(",")' "$out/ours.json")" "$want"
+done
+check_eq "long name shown in full" "$(jq -r ".programs[] | select(.id == $long) | .name" "$out/list.json")" \
+	a_program_name_longer_than_fifteen
+check_eq "unnamed program listed with an empty name" \
+	"$(jq -r ".programs[] | select(.id == $anon) | .name" "$out/list.json")" ""
+check_eq "owner comm" "$(jq -r ".programs[] | select(.id == $writer) | .pids[0].comm" "$out/list.json")" holdprog
+
+# Every program bpftool sees (but ours, loaded in between) is listed.
+bpftool prog show -j | jq '[.[].id] | sort' > "$out/all_bpftool.json"
+missing=$(jq -n --slurpfile a "$out/all_bpftool.json" --slurpfile b <("$BPFSTDERR" list --json) \
+	'$a[0] - [$b[0].programs[].id] | length')
+check_eq "no program bpftool lists is missing" "$missing" 0
+
+stop_holder H
+finish

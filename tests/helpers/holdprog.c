@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Test helper: load real BPF programs, report their ids, hold them until
+ * told to quit (or stdin closes, or the helper is killed: the kernel then
+ * unloads them), and run the writer on request.
+ *
+ *   holdprog [writer] [names] [anon]
+ * prints "prog ID NAME" per program, then "ready"; reads commands:
+ *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
+ *                               LEN < 512: longer %s arguments are cut)
+ *   quit
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "health.h"
+#include "writer.skel.h"
+#include "names.skel.h"
+
+static struct writer_bpf *writer;
+static struct names_bpf *names;
+static int anon_fd = -1;
+
+static void print_prog(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	printf("prog %u %s\n", info.id, info.name[0] ? info.name : "-");
+}
+
+static int load_writer(void)
+{
+	writer = writer_bpf__open();
+	if (!writer)
+		return -errno;
+	writer->rodata->printk_kfunc = printk_kfunc_detect();
+	if (writer_bpf__load(writer))
+		return -errno;
+	print_prog(bpf_program__fd(writer->progs.writer));
+	return 0;
+}
+
+static int load_names(void)
+{
+	names = names_bpf__open_and_load();
+	if (!names)
+		return -errno;
+	print_prog(bpf_program__fd(names->progs.a_program_name_longer_than_fifteen));
+	return 0;
+}
+
+/* A program loaded with no name at all: libbpf always names them. */
+static int load_anon(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
+		{ .code = 0x95 },				/* exit */
+	};
+
+	anon_fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, 2, NULL);
+	if (anon_fd < 0)
+		return -errno;
+	print_prog(anon_fd);
+	return 0;
+}
+
+static void do_write(int stream, int count, int len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int i;
+
+	if (!writer || len < 0 || len >= (int)sizeof(writer->bss->msg) || count > 256) {
+		printf("error bad write\n");
+		return;
+	}
+	writer->data->stream_id = stream;
+	writer->bss->count = count;
+	memset(writer->bss->msg, 'x', len);
+	writer->bss->msg[len] = '\0';
+	if (bpf_prog_test_run_opts(bpf_program__fd(writer->progs.writer), &opts)) {
+		printf("error test_run %d\n", -errno);
+		return;
+	}
+	printf("rets");
+	for (i = 0; i < count; i++)
+		printf(" %d", writer->bss->ret[i]);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	char line[256];
+	int i, err = 0, stream, count, len;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc && !err; i++) {
+		if (!strcmp(argv[i], "writer"))
+			err = load_writer();
+		else if (!strcmp(argv[i], "names"))
+			err = load_names();
+		else if (!strcmp(argv[i], "anon"))
+			err = load_anon();
+		else
+			err = -EINVAL;
+	}
+	if (err) {
+		printf("error %d\n", err);
+		return 1;
+	}
+	printf("ready\n");
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "write %d %d %d", &stream, &count, &len) == 3)
+			do_write(stream, count, len);
+		else if (!strncmp(line, "quit", 4))
+			break;
+	}
+	writer_bpf__destroy(writer);
+	names_bpf__destroy(names);
+	if (anon_fd >= 0)
+		close(anon_fd);
+	return 0;
+}

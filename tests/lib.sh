@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by every end-to-end test. Each test prints "ok - ..." or
+# "not ok - ..." per check and ends with "N passed, N failed".
+set -u
+
+BPFSTDERR=${BPFSTDERR:-build/bpfstderr}
+HELPERS=${HELPERS:-build/tests}
+PASSED=0
+FAILED=0
+HOLDER_PIDS=()
+TMPDIRS=()
+
+pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
+
+check() {	# check DESC CMD...: passes when CMD succeeds
+	local desc=$1; shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+check_eq() {	# check_eq DESC GOT WANT
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
+}
+
+mktmp() {
+	local d
+	d=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
+	TMPDIRS+=("$d")
+	echo "$d"
+}
+
+# start_holder VAR ARGS...: run holdprog ARGS as a coprocess; VAR_PID,
+# VAR_IN, VAR_OUT are set and "prog ID NAME" lines land in VAR_PROGS.
+# Programs are unloaded when the holder exits; cleanup kills it.
+start_holder() {
+	local var=$1 line progs="" in out pid; shift
+	coproc HOLD { exec "$HELPERS/holdprog" "$@" 2>&1; }
+	pid=$HOLD_PID; out=${HOLD[0]}; in=${HOLD[1]}
+	exec {out}<&"${HOLD[0]}" {in}>&"${HOLD[1]}"
+	HOLDER_PIDS+=("$pid")
+	while IFS= read -r -t 10 -u "$out" line; do
+		case $line in
+		prog\ *) progs+="${line#prog }"$'\n' ;;
+		ready) break ;;
+		*) echo "holdprog: $line" >&2; return 1 ;;
+		esac
+	done
+	printf -v "${var}_PID" %s "$pid"
+	printf -v "${var}_IN" %s "$in"
+	printf -v "${var}_OUT" %s "$out"
+	printf -v "${var}_PROGS" %s "$progs"
+}
+
+# holder_cmd VAR CMD: send one command, print the one-line answer.
+holder_cmd() {
+	local in out line
+	in=${1}_IN; out=${1}_OUT
+	echo "$2" >&"${!in}"
+	IFS= read -r -t 30 -u "${!out}" line && echo "$line"
+}
+
+stop_holder() {
+	local pid=${1}_PID
+	kill "${!pid}" 2>/dev/null
+	wait "${!pid}" 2>/dev/null
+	return 0
+}
+
+prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
+	local progs=${1}_PROGS
+	awk -v n="$2" '$2 == n { print $1; exit }' <<<"${!progs}"
+}
+
+cleanup() {
+	local p
+	for p in "${HOLDER_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${HOLDER_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	[ ${#TMPDIRS[@]} -eq 0 ] || rm -rf "${TMPDIRS[@]}"
+}
+trap cleanup EXIT
+
+finish() {
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+	exit
+}

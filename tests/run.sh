@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Run the whole suite once per build directory given (the plain build, then
+# the ASan+UBSan one), and close with one "N passed, N failed" line.
+set -u
+cd "$(dirname "$0")/.."
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+total_pass=0
+total_fail=0
+
+run_one() {	# run_one LABEL CMD...
+	local label=$1 out last p f; shift
+	out=$(timeout 600 "$@" 2>&1)
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+	if [ -z "$last" ]; then
+		p=0; f=1
+		printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
+		echo "not ok - $label: no summary (crashed or timed out)"
+	else
+		p=${last%% *}; f=$(awk '{print $3}' <<<"$last")
+		grep -E '^(not ok|FAIL)' <<<"$out" | sed 's/^/    /'
+		grep -E -A30 '^(==[0-9]+==|.*runtime error:)' <<<"$out" | head -40 | sed 's/^/    /'
+		if grep -qE '^==[0-9]+==ERROR|runtime error:' <<<"$out"; then f=$((f + 1)); fi
+	fi
+	printf '%-44s %4d passed, %d failed\n' "$label" "$p" "$f"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+for build in "$@"; do
+	echo "== suite with $build/bpfstderr"
+	export BPFSTDERR=$build/bpfstderr HELPERS=$build/tests
+	for t in "$build"/tests/test_*; do
+		[ -x "$t" ] && run_one "$build: c/$(basename "$t")" "$t"
+	done
+	for t in tests/e2e/*.sh; do
+		run_one "$build: e2e/$(basename "$t" .sh)" bash "$t"
+	done
+done
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
