@@ -20,7 +20,7 @@ TEST_PKGS  := jq tmux python3 groff-base man-db elfutils binutils procps \
 
 LIBS_PC    := libbpf libelf libdw ncursesw sqlite3 json-c
 CFLAGS     ?= -O2 -g
-CFLAGS     += -Wall -Wextra -std=gnu11 -DBPFSTDERR_VERSION='"$(VERSION)"' \
+CFLAGS     += -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -DBPFSTDERR_VERSION='"$(VERSION)"' \
 	      -I$(BUILD) $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 

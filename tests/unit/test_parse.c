@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The parser and reassembler against the fixtures: the RFC reports quoted
+ * in seed 001 and reports in the upstream format (see tests/fixtures/).
+ * Expected values are read off the fixture text, field by field.
+ */
+#include <stdlib.h>
+
+#include "parse.h"
+#include "unit.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures"
+#endif
+
+struct rec {
+	enum ev_kind kind;
+	char *text;
+	size_t len;
+	bool partial;
+	struct fault f;		/* reparsed copy, owns its storage */
+};
+
+struct recs {
+	struct rec *v;
+	int n;
+};
+
+static int record(const struct event *ev, void *ctx)
+{
+	struct recs *rs = ctx;
+	struct rec *r;
+
+	rs->v = realloc(rs->v, (rs->n + 1) * sizeof(*rs->v));
+	r = &rs->v[rs->n++];
+	memset(r, 0, sizeof(*r));
+	r->kind = ev->kind;
+	r->len = ev->len;
+	r->partial = ev->partial;
+	r->text = malloc(ev->len + 1);
+	memcpy(r->text, ev->text, ev->len);
+	r->text[ev->len] = '\0';
+	if (ev->fault)
+		fault__parse(ev->text, ev->len, !ev->fault->incomplete, &r->f);
+	return 0;
+}
+
+static void recs_free(struct recs *rs)
+{
+	for (int i = 0; i < rs->n; i++) {
+		free(rs->v[i].text);
+		fault__fini(&rs->v[i].f);
+	}
+	free(rs->v);
+	rs->v = NULL;
+	rs->n = 0;
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[256];
+	char *buf;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* Feed in pieces of `chunk` bytes (0: split once at `at`). */
+static void run(struct recs *rs, int stream, const char *buf, size_t len, size_t chunk, size_t at)
+{
+	struct reasm *r = reasm__new(stream, record, rs);
+	size_t off;
+
+	if (chunk) {
+		for (off = 0; off < len; off += chunk)
+			reasm__feed(r, buf + off, len - off < chunk ? len - off : chunk);
+	} else {
+		reasm__feed(r, buf, at);
+		reasm__feed(r, buf + at, len - at);
+	}
+	reasm__flush(r);
+	reasm__free(r);
+}
+
+static void test_rfc_seed(void)
+{
+	struct recs rs = {};
+	const struct fault *f;
+	size_t len;
+	char *buf = slurp("rfc-seed001.txt", &len);
+
+	CHECK(buf != NULL, "fixture");
+	if (!buf)
+		return;
+	run(&rs, 2, buf, len, 4096, 0);
+	CHECK(rs.n == 4, "4 reports, got %d", rs.n);
+	if (rs.n != 4)
+		goto out;
+	f = &rs.v[0].f;
+	CHECK(rs.v[0].kind == EV_FAULT && f->kind == FAULT_LOCK_DEADLOCK, "deadlock kind");
+	CHECK_STR(f->lock_func, "bpf_res_spin_lock");
+	CHECK(f->has_attempted && f->attempted_lock == 0xff11000104a875e0ULL, "attempted lock");
+	CHECK(f->held_cnt == 1 && f->held_listed == 1 && f->held[0] == 0xff11000104a875e0ULL, "held");
+	CHECK(f->cpu == 5 && f->uid == 0 && f->pid == 764, "task ids");
+	CHECK_STR(f->comm, "test_progs");
+	CHECK(f->rfc_format && !f->incomplete, "RFC format, complete");
+	CHECK(f->frame_cnt == 9, "9 frames, got %d", f->frame_cnt);
+	CHECK_STR(f->frames[0].sym, "bpf_prog_stderr_dump_stack");
+	CHECK(!f->frames[0].is_bpf, "bpf_prog_stderr_dump_stack is a kernel function");
+	CHECK(f->frames[0].off == 0x83 && f->frames[0].size == 0xc0, "off/size");
+	CHECK(f->frames[2].is_bpf, "frame 2 is BPF");
+	CHECK_STR(f->frames[2].tag, "0f369a1fb6eb23d7");
+	CHECK_STR(f->frames[2].func, "foo");
+	CHECK_STR(f->frames[2].src_file, "stream_bpftool.c");
+	CHECK(f->frames[2].src_line == 62, "line 62, got %d", f->frames[2].src_line);
+	CHECK_STR(f->frames[3].func, "stream_bpftool_dump_prog_stream");
+	CHECK(f->frames[3].src_line == 93, "line 93");
+	CHECK_STR(f->frames[8].sym, "entry_SYSCALL_64_after_hwframe");
+	CHECK_STR(f->frames[4].sym, "bpf_prog_test_run_syscall");
+
+	f = &rs.v[1].f;
+	CHECK(f->kind == FAULT_ARENA_READ && f->addr == 0xdeadbeef, "arena read 0xdeadbeef");
+	CHECK(f->frame_cnt == 13, "13 frames, got %d", f->frame_cnt);
+	CHECK_STR(f->frames[4].sym, "exc_page_fault");
+	CHECK_STR(f->frames[3].sym, "kernelmode_fixup_or_oops.constprop.0");
+	CHECK(f->frames[6].src_line == 67, "arena read at line 67");
+	f = &rs.v[2].f;
+	CHECK(f->kind == FAULT_ARENA_WRITE && f->addr == 0xfaceb00c, "arena write 0xfaceb00c");
+	CHECK(f->frames[6].off == 0x111, "write off 0x111");
+	f = &rs.v[3].f;
+	CHECK(f->kind == FAULT_MAY_GOTO, "may_goto");
+	CHECK(f->frames[3].src_line == 70, "may_goto at line 70");
+out:
+	recs_free(&rs);
+	free(buf);
+}
+
+static void test_upstream(void)
+{
+	struct recs rs = {};
+	const struct fault *f;
+	size_t len;
+	char *buf = slurp("upstream-6.18.txt", &len);
+
+	CHECK(buf != NULL, "fixture");
+	if (!buf)
+		return;
+	run(&rs, 2, buf, len, 4096, 0);
+	CHECK(rs.n == 6, "6 reports, got %d", rs.n);
+	if (rs.n != 6)
+		goto out;
+	f = &rs.v[0].f;
+	CHECK(f->kind == FAULT_ARENA_READ && f->addr == 0xdeadbeef && !f->rfc_format, "upstream arena read");
+	CHECK(!f->incomplete, "complete");
+	CHECK(f->frame_cnt == 13, "13 frames (source lines are not frames), got %d", f->frame_cnt);
+	CHECK_STR(f->frames[7].func, "arena_fault");
+	CHECK_STR(f->frames[7].src_text, "val = *(volatile u64 __arena *)ptr;");
+	CHECK_STR(f->frames[7].src_file, "demo.bpf.c");
+	CHECK(f->frames[7].src_line == 41, "line 41");
+	f = &rs.v[1].f;
+	CHECK(f->kind == FAULT_ARENA_WRITE && f->addr == 0x100000000cafeULL, "arena write");
+	CHECK_STR(f->frames[7].func, "poke");
+	CHECK(f->frames[8].src_line == 44, "caller line 44");
+	f = &rs.v[2].f;
+	CHECK(f->kind == FAULT_MAY_GOTO && f->uid == 1000 && f->pid == 77, "may_goto, uid, pid");
+	CHECK_STR(f->comm, "sched_ext_bin");
+	f = &rs.v[3].f;
+	CHECK(f->kind == FAULT_LOCK_DEADLOCK && f->held_cnt == 1, "AA deadlock");
+	f = &rs.v[4].f;
+	CHECK(f->kind == FAULT_LOCK_TIMEOUT, "lock timeout");
+	CHECK_STR(f->lock_func, "bpf_res_spin_lock_irqsave");
+	CHECK(f->held_cnt == 2 && f->held_listed == 2 && f->held[1] == 0xff11000104a875f0ULL, "2 held");
+	CHECK_STR(f->comm, "swapper/3");
+	CHECK_STR(f->frames[5].module, "nf_demo");
+	CHECK_STR(f->frames[5].sym, "tcp_v4_rcv");
+	f = &rs.v[5].f;
+	CHECK(f->kind == FAULT_UNKNOWN, "unknown kind kept");
+	CHECK_STR(f->header, "Stack overflow detected for bpf_future_thing");
+	CHECK(f->frames[1].is_bpf && !strcmp(f->frames[1].func, ""), "nameless BPF program");
+	CHECK(f->frames[2].sym == NULL, "bare address frame not symbolic");
+	CHECK_STR(f->frames[2].raw, "0xffffffffc0001234");
+out:
+	recs_free(&rs);
+	free(buf);
+}
+
+/* Same events, whatever the split: byte offsets 0..len. */
+static void test_every_split(void)
+{
+	struct recs whole = {}, part = {};
+	size_t len, at;
+	char *buf = slurp("upstream-6.18.txt", &len);
+	int bad = 0, i;
+
+	if (!buf)
+		return;
+	run(&whole, 2, buf, len, 0, 0);
+	for (at = 0; at <= len; at++) {
+		run(&part, 2, buf, len, 0, at);
+		if (part.n != whole.n)
+			bad++;
+		for (i = 0; i < part.n && i < whole.n; i++)
+			if (part.v[i].len != whole.v[i].len || memcmp(part.v[i].text, whole.v[i].text, part.v[i].len))
+				bad++;
+		recs_free(&part);
+	}
+	CHECK(bad == 0, "%d splits of %zu changed the events", bad, len + 1);
+	for (size_t chunk = 1; chunk <= 13; chunk += 6) {
+		run(&part, 2, buf, len, chunk, 0);
+		CHECK(part.n == whole.n, "chunks of %zu: %d events", chunk, part.n);
+		recs_free(&part);
+	}
+	recs_free(&whole);
+	free(buf);
+}
+
+/* Concatenating events (messages + "\n" unless partial) gives the input. */
+static void test_lossless(void)
+{
+	static const char in[] =
+		"hello\n\x1b[2Jesc\n\xff\xfe bad utf8\nnul\0inside\n"
+		"ERROR: not a report\nplain after\n"
+		"ERROR: Arena READ access at unmapped address 0x10\nCPU: 0 UID: 0 PID: 1 Comm: x\n"
+		"Call trace:\nfoo+0x1/0x2\n\ntail without newline";
+	struct recs rs = {};
+	char out[sizeof(in)];
+	size_t o = 0;
+	int i;
+
+	run(&rs, 2, in, sizeof(in) - 1, 3, 0);
+	for (i = 0; i < rs.n; i++) {
+		memcpy(out + o, rs.v[i].text, rs.v[i].len);
+		o += rs.v[i].len;
+		if (rs.v[i].kind == EV_MESSAGE && !rs.v[i].partial)
+			out[o++] = '\n';
+	}
+	CHECK(o == sizeof(in) - 1 && !memcmp(out, in, o), "reassembled %zu of %zu bytes", o, sizeof(in) - 1);
+	CHECK(rs.n == 8, "8 events, got %d", rs.n);
+	if (rs.n == 8) {
+		CHECK(rs.v[4].kind == EV_FAULT && rs.v[4].f.incomplete, "lone ERROR: line is an incomplete report");
+		CHECK(rs.v[5].kind == EV_MESSAGE, "the next line is a message again");
+		CHECK(rs.v[6].kind == EV_FAULT && !rs.v[6].f.incomplete, "complete report");
+		CHECK(rs.v[7].partial, "tail flushed as partial");
+	}
+	recs_free(&rs);
+}
+
+static void test_long_line(void)
+{
+	size_t len = REASM_LINE_MAX * 2 + 100;
+	char *buf = malloc(len + 1);
+	struct recs rs = {};
+	size_t total = 0;
+
+	memset(buf, 'a', len);
+	buf[len] = '\n';
+	run(&rs, 1, buf, len + 1, 1000, 0);
+	for (int i = 0; i < rs.n; i++)
+		total += rs.v[i].len;
+	CHECK(total == len, "long line kept whole across %d pieces", rs.n);
+	CHECK(rs.n == 3 && rs.v[0].partial && !rs.v[2].partial, "pieces marked");
+	recs_free(&rs);
+	free(buf);
+}
+
+static void test_stdout_no_reports(void)
+{
+	static const char in[] = "ERROR: Timeout detected for may_goto instruction\n";
+	struct recs rs = {};
+
+	run(&rs, 1, in, sizeof(in) - 1, 64, 0);
+	CHECK(rs.n == 1 && rs.v[0].kind == EV_MESSAGE, "reports come on stderr only");
+	recs_free(&rs);
+}
+
+int main(void)
+{
+	test_rfc_seed();
+	test_upstream();
+	test_every_split();
+	test_lossless();
+	test_long_line();
+	test_stdout_no_reports();
+	return unit_done();
+}
