@@ -31,7 +31,8 @@ LDFLAGS    += -fsanitize=address,undefined
 endif
 
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Wno-unused-function \
-	      -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf
+	      -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
+	      -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 
 TOOL_SRCS  := $(wildcard tool/*.c)
 TOOL_OBJS  := $(patsubst tool/%.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
@@ -45,7 +46,7 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test tests-build install uninstall clean help
+.PHONY: all deps run check test tests-build bench install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -105,7 +106,18 @@ $(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) $(TEST_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS)
+# Test only: serves fixture bytes for BPF_PROG_STREAM_READ_BY_FD.
+$(BUILD)/tests/libstreamshim.so: tests/shim/stream_shim.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared $< -ldl -o $@
+
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
+
+bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(BUILD)/tests/libstreamshim.so
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir).
 check: deps

@@ -73,8 +73,9 @@ int list_progs(struct bpf_iter__bpf_prog *ctx)
 	r.jited_len = BPF_CORE_READ(prog, jited_len);
 	r.xlated_len = BPF_CORE_READ(prog, len) * sizeof(struct bpf_insn);
 	bpf_probe_read_kernel(r.tag, sizeof(r.tag), &prog->tag);
-	bpf_probe_read_kernel_str(r.name, sizeof(r.name), &aux->name);
-	bpf_probe_read_kernel_str(r.ksym, sizeof(r.ksym), &aux->ksym.name);
+	/* the ksym holds the full name; only worth copying when name was cut */
+	if (bpf_probe_read_kernel_str(r.name, sizeof(r.name), &aux->name) == sizeof(r.name))
+		bpf_probe_read_kernel_str(r.ksym, sizeof(r.ksym), &aux->ksym.name);
 	read_streams(aux, &r);
 	read_error_count(aux, &r);
 	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));

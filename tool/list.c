@@ -168,7 +168,7 @@ int do_list(int argc, char **argv)
 	err = progs__open(&progs);
 	if (err)
 		return exit_for_errno(err, "cannot load the program iterator");
-	err = progs__snapshot(progs, &l);
+	err = progs__snapshot(progs, &l, PROGS_OWNERS);
 	progs__close(progs);
 	if (err)
 		return exit_for_errno(err, "cannot enumerate programs");

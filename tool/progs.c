@@ -12,11 +12,18 @@
 #include "progs.skel.h"
 #include "../bpf/progs.h"
 
+struct iter_buf {
+	char *data;
+	size_t cap, len;
+};
+
 struct progs {
 	struct progs_bpf *skel;
 	struct bpf_link *prog_link;
 	struct bpf_link *owner_link;
 	__u32 self_ids[2];		/* our own iterators, not shown */
+	struct iter_buf prog_buf;
+	struct iter_buf owner_buf;
 };
 
 static __u32 prog_fd_id(int fd)
@@ -78,64 +85,62 @@ void progs__close(struct progs *p)
 	free(p);
 }
 
-/* Read a whole iterator into memory; each read(2) runs the program over
- * as many objects as fit.
+/* Read a whole iterator into a buffer kept across snapshots; each read(2)
+ * runs the program over as many objects as fit.
  */
-static int read_iter(struct bpf_link *link, void **buf, size_t *len)
+static int read_iter(struct bpf_link *link, struct iter_buf *b)
 {
-	size_t cap = 64 * 1024, used = 0;
-	char *data = malloc(cap), *tmp;
 	int fd, err = 0;
 	ssize_t n;
+	char *tmp;
 
-	if (!data)
-		return -ENOMEM;
 	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-		goto err_free;
-	}
+	if (fd < 0)
+		return -errno;
+	b->len = 0;
 	for (;;) {
-		if (cap - used < 16 * 1024) {
-			tmp = realloc(data, cap * 2);
+		if (b->cap - b->len < 16 * 1024) {
+			tmp = realloc(b->data, b->cap ? b->cap * 2 : 64 * 1024);
 			if (!tmp) {
 				err = -ENOMEM;
-				goto err_close;
+				break;
 			}
-			data = tmp;
-			cap *= 2;
+			b->data = tmp;
+			b->cap = b->cap ? b->cap * 2 : 64 * 1024;
 		}
-		n = read(fd, data + used, cap - used);
+		n = read(fd, b->data + b->len, b->cap - b->len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			err = -errno;
-			goto err_close;
-		}
-		if (n == 0)
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
 			break;
-		used += n;
+		}
+		b->len += n;
 	}
 	close(fd);
-	*buf = data;
-	*len = used;
-	return 0;
-
-err_close:
-	close(fd);
-err_free:
-	free(data);
 	return err;
 }
 
-static time_t boottime_to_wall(__u64 ns)
+/* Wall-clock minus boot-time now, in ns: once per snapshot. */
+static long long boot_to_wall_ns(void)
 {
 	struct timespec real, boot;
 
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_BOOTTIME, &boot);
-	return real.tv_sec - boot.tv_sec +
-	       (time_t)((ns + (__u64)real.tv_nsec - (__u64)boot.tv_nsec) / 1000000000ULL);
+	return (real.tv_sec - boot.tv_sec) * 1000000000LL + real.tv_nsec - boot.tv_nsec;
+}
+
+static void hex_tag(char *out, const __u8 *tag)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < PROG_TAG_LEN; i++) {
+		out[2 * i] = digits[tag[i] >> 4];
+		out[2 * i + 1] = digits[tag[i] & 15];
+	}
+	out[2 * PROG_TAG_LEN] = '\0';
 }
 
 /* The kernel names a program's ksym "bpf_prog_<tag>_<name>", where name is
@@ -147,7 +152,7 @@ static void set_full_name(struct prog *p, const struct prog_rec *r)
 	const char *ksym = r->ksym, *n;
 	size_t prefix = strlen("bpf_prog_") + 2 * PROG_TAG_LEN + 1;
 
-	snprintf(p->full_name, sizeof(p->full_name), "%s", p->name);
+	strcpy(p->full_name, p->name);
 	if (strlen(p->name) < PROG_NAME_LEN - 1)
 		return;
 	if (strncmp(ksym, "bpf_prog_", 9) || strlen(ksym) <= prefix)
@@ -158,7 +163,7 @@ static void set_full_name(struct prog *p, const struct prog_rec *r)
 		snprintf(p->full_name, sizeof(p->full_name), "%s", n);
 }
 
-static void prog_from_rec(struct prog *p, const struct prog_rec *r)
+static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wall_off)
 {
 	int i;
 
@@ -170,9 +175,8 @@ static void prog_from_rec(struct prog *p, const struct prog_rec *r)
 	p->jited_len = r->jited_len;
 	p->xlated_len = r->xlated_len;
 	p->load_time_ns = r->load_time;
-	p->loaded_at = boottime_to_wall(r->load_time);
-	for (i = 0; i < PROG_TAG_LEN; i++)
-		sprintf(p->tag + 2 * i, "%02x", r->tag[i]);
+	p->loaded_at = (r->load_time + wall_off) / 1000000000LL;
+	hex_tag(p->tag, r->tag);
 	memcpy(p->name, r->name, sizeof(p->name));
 	p->name[sizeof(p->name) - 1] = '\0';
 	set_full_name(p, r);
@@ -218,6 +222,8 @@ static int attach_owners(struct prog_list *l, struct owner_rec *o, size_t cnt)
 	struct prog *p;
 	size_t i;
 
+	if (!cnt)
+		return 0;
 	qsort(o, cnt, sizeof(*o), cmp_owner);
 	for (i = 0; i < cnt; i++) {
 		if (i && !cmp_owner(&o[i], &o[i - 1]))
@@ -242,43 +248,42 @@ static bool is_self(const struct progs *p, __u32 id)
 	return id == p->self_ids[0] || id == p->self_ids[1];
 }
 
-int progs__snapshot(struct progs *p, struct prog_list *out)
+int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 {
-	size_t plen, olen, cnt, i;
-	void *pbuf = NULL, *obuf = NULL;
+	long long wall_off = boot_to_wall_ns();
 	const struct prog_rec *recs;
 	struct prog_list l = {};
+	size_t cnt, i;
 	int err;
 
-	err = read_iter(p->prog_link, &pbuf, &plen);
+	err = read_iter(p->prog_link, &p->prog_buf);
 	if (err)
 		return err;
-	err = read_iter(p->owner_link, &obuf, &olen);
-	if (err)
-		goto out;
-	cnt = plen / sizeof(struct prog_rec);
-	recs = pbuf;
-	l.progs = calloc(cnt ? cnt : 1, sizeof(*l.progs));
-	if (!l.progs) {
-		err = -ENOMEM;
-		goto out;
+	p->owner_buf.len = 0;
+	if (flags & PROGS_OWNERS) {
+		err = read_iter(p->owner_link, &p->owner_buf);
+		if (err)
+			return err;
 	}
+	cnt = p->prog_buf.len / sizeof(struct prog_rec);
+	recs = (const struct prog_rec *)p->prog_buf.data;
+	l.progs = malloc((cnt ? cnt : 1) * sizeof(*l.progs));
+	if (!l.progs)
+		return -ENOMEM;
 	for (i = 0; i < cnt; i++) {
 		if (is_self(p, recs[i].id))
 			continue;
-		prog_from_rec(&l.progs[l.cnt++], &recs[i]);
+		prog_from_rec(&l.progs[l.cnt++], &recs[i], wall_off);
 	}
 	qsort(l.progs, l.cnt, sizeof(*l.progs), cmp_prog_id);
-	err = attach_owners(&l, obuf, olen / sizeof(struct owner_rec));
+	err = attach_owners(&l, (struct owner_rec *)p->owner_buf.data,
+			    p->owner_buf.len / sizeof(struct owner_rec));
 	if (err) {
 		prog_list__free(&l);
-		goto out;
+		return err;
 	}
 	*out = l;
-out:
-	free(obuf);
-	free(pbuf);
-	return err;
+	return 0;
 }
 
 void prog_list__free(struct prog_list *l)

@@ -55,8 +55,10 @@ struct prog_list {
 struct progs;
 
 int progs__open(struct progs **out);
+#define PROGS_OWNERS	(1U << 0)	/* also find owning processes (costlier) */
+
 /* One refresh: every program loaded now, sorted by id. */
-int progs__snapshot(struct progs *p, struct prog_list *out);
+int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags);
 void progs__close(struct progs *p);
 
 const struct prog *prog_list__find(const struct prog_list *l, __u32 id);

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "kbtf.h"
 #include "stream.h"
+#include "rfc_drain.skel.h"
 
 /* The attr as 6.17 defines it; Debian's uapi headers predate it. The rest
  * of the union must be zero or the kernel answers EINVAL.
@@ -69,4 +73,155 @@ const char *stream_backend_name(enum stream_backend b)
 	default:
 		return "none";
 	}
+}
+
+struct drainer {
+	enum stream_backend backend;
+	char *buf;
+	/* RFC backend */
+	struct rfc_drain_bpf *rfc;
+	struct ring_buffer *rb;
+	drain_fn fn;
+	void *ctx;
+	__u32 cur_id;
+	int cur_stream;
+	int cb_err;
+};
+
+static int rfc_sample(void *ctx, void *data, size_t len)
+{
+	struct drainer *d = ctx;
+
+	d->cb_err = d->fn(d->cur_id, d->cur_stream, data, len, d->ctx);
+	return d->cb_err;
+}
+
+static int rfc_open(struct drainer *d)
+{
+	int err;
+
+	d->rfc = rfc_drain_bpf__open_and_load();
+	if (!d->rfc)
+		return -errno;
+	d->rb = ring_buffer__new(bpf_map__fd(d->rfc->maps.msgs), rfc_sample, d, NULL);
+	if (!d->rb) {
+		err = -errno;
+		rfc_drain_bpf__destroy(d->rfc);
+		d->rfc = NULL;
+		return err;
+	}
+	return 0;
+}
+
+int drainer__new(struct drainer **out, enum stream_backend b)
+{
+	struct drainer *d;
+	int err = 0;
+
+	if (b == BACKEND_NONE)
+		return -EOPNOTSUPP;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->backend = b;
+	if (b == BACKEND_UPSTREAM) {
+		d->buf = malloc(STREAM_READ_BUF);
+		if (!d->buf)
+			err = -ENOMEM;
+	} else {
+		err = rfc_open(d);
+	}
+	if (err) {
+		drainer__free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void drainer__free(struct drainer *d)
+{
+	if (!d)
+		return;
+	ring_buffer__free(d->rb);
+	rfc_drain_bpf__destroy(d->rfc);
+	free(d->buf);
+	free(d);
+}
+
+enum stream_backend drainer__backend(const struct drainer *d)
+{
+	return d->backend;
+}
+
+static int drain_upstream_one(struct drainer *d, int fd, __u32 id, int stream,
+			      drain_fn fn, void *ctx)
+{
+	ssize_t n;
+	int err;
+
+	for (;;) {
+		n = stream_read_fd(fd, stream, d->buf, STREAM_READ_BUF);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return n;
+		err = fn(id, stream, d->buf, n, ctx);
+		if (err)
+			return err;
+	}
+}
+
+static int drain_upstream(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
+{
+	int fd, stream, err = 0;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	for (stream = STREAM_STDOUT_ID; stream <= STREAM_STDERR_ID && !err; stream++)
+		if (mask & (1U << stream))
+			err = drain_upstream_one(d, fd, id, stream, fn, ctx);
+	close(fd);
+	return err;
+}
+
+static int drain_rfc_one(struct drainer *d, __u32 id, int stream)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int err;
+
+	d->rfc->bss->prog_id = id;
+	d->rfc->bss->stream_id = stream;
+	d->cur_id = id;
+	d->cur_stream = stream;
+	do {
+		err = bpf_prog_test_run_opts(bpf_program__fd(d->rfc->progs.rfc_drain), &opts);
+		if (err)
+			return -errno;
+		ring_buffer__consume(d->rb);
+		if (d->cb_err)
+			return d->cb_err;
+	} while (opts.retval == 11 /* EAGAIN: more than the ring held */);
+	return opts.retval ? -(int)opts.retval : 0;
+}
+
+static int drain_rfc(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
+{
+	int stream, err = 0;
+
+	d->fn = fn;
+	d->ctx = ctx;
+	d->cb_err = 0;
+	for (stream = STREAM_STDOUT_ID; stream <= STREAM_STDERR_ID && !err; stream++)
+		if (mask & (1U << stream))
+			err = drain_rfc_one(d, id, stream);
+	return err;
+}
+
+int drainer__drain(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
+{
+	if (d->backend == BACKEND_RFC)
+		return drain_rfc(d, id, mask, fn, ctx);
+	return drain_upstream(d, id, mask, fn, ctx);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #ifndef BPF_PROG_STREAM_READ_BY_FD
 #define BPF_PROG_STREAM_READ_BY_FD 37
@@ -14,7 +15,6 @@
 /* bpf(BPF_PROG_STREAM_READ_BY_FD): bytes copied, 0 when empty, -errno. */
 ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len);
 
-#endif
 
 enum stream_backend {
 	BACKEND_NONE,
@@ -26,3 +26,26 @@ enum stream_backend {
 bool stream_rfc_kfuncs_present(void);
 enum stream_backend stream_backend_detect(void);
 const char *stream_backend_name(enum stream_backend b);
+
+#define STREAM_STDOUT_ID	1
+#define STREAM_STDERR_ID	2
+#define STREAM_MASK_STDOUT	(1U << STREAM_STDOUT_ID)
+#define STREAM_MASK_STDERR	(1U << STREAM_STDERR_ID)
+#define STREAM_MASK_BOTH	(STREAM_MASK_STDOUT | STREAM_MASK_STDERR)
+#define STREAM_READ_BUF		(64 * 1024)
+
+/* Bytes drained from one stream; non-zero stops the drain. */
+typedef int (*drain_fn)(__u32 prog_id, int stream_id, const void *buf, size_t len, void *ctx);
+
+struct drainer;
+
+int drainer__new(struct drainer **out, enum stream_backend b);
+/* Empty the program's streams in mask, reading until each is empty. The
+ * program is opened by id for this call only, so the observer never keeps
+ * it alive. -ENOENT: the program is gone.
+ */
+int drainer__drain(struct drainer *d, __u32 prog_id, unsigned int mask, drain_fn fn, void *ctx);
+enum stream_backend drainer__backend(const struct drainer *d);
+void drainer__free(struct drainer *d);
+
+#endif

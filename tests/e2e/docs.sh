@@ -15,7 +15,8 @@ for c in $cmds; do
 		fail "completion: command $c"
 	for o in $("$BPFSTDERR" "$c" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 		case $o in --help|--usage|--version) continue ;; esac
-		grep -qF -- "\\-\\-${o#--}" man/bpfstderr.8 && pass "man: $c $o" || fail "man: $c $o"
+		esc=${o//-/\\-}
+		grep -qF -- "$esc" man/bpfstderr.8 && pass "man: $c $o" || fail "man: $c $o"
 		grep -qF -- "$o" contrib/bpfstderr.bash-completion && pass "completion: $c $o" ||
 			fail "completion: $c $o"
 	done

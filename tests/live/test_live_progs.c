@@ -49,7 +49,7 @@ static bool listed(struct progs *p, __u32 id, pid_t owner)
 	bool found = false;
 	int i;
 
-	if (progs__snapshot(p, &l))
+	if (progs__snapshot(p, &l, PROGS_OWNERS))
 		return false;
 	pr = prog_list__find(&l, id);
 	for (i = 0; pr && i < pr->owner_cnt; i++)
@@ -102,7 +102,7 @@ static int capacity_of(struct progs *p, __u32 id, int stream)
 	const struct prog *pr;
 	int cap = -2;
 
-	if (progs__snapshot(p, &l))
+	if (progs__snapshot(p, &l, PROGS_OWNERS))
 		return -3;
 	pr = prog_list__find(&l, id);
 	if (pr)

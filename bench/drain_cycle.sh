@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Drain-cycle CPU cost, bpfstderr against a naive reader, same run.
+# Needs root. Usage: bench/drain_cycle.sh [N...]   (default: 1000 5000)
+set -eu
+cd "$(dirname "$0")/.."
+make -s build/bench/drain_cycle
+for n in "${@:-1000 5000}"; do
+	build/bench/drain_cycle $n 20
+done

@@ -1,0 +1,42 @@
+# follow against real programs on this kernel, nothing injected: here every
+# stream write fails, so nothing is readable and follow must stay quiet
+# and cheap.
+. tests/lib.sh
+
+out=$(mktmp)
+"$BPFSTDERR" follow -p 4000000000 > "$out/o" 2> "$out/e"; rc=$?
+check_eq "nonexistent program: exit 6" "$rc" 6
+check_eq "nonexistent program: one line" "$(cat "$out/e")" "bpfstderr: program 4000000000 does not exist"
+"$BPFSTDERR" follow > /dev/null 2>&1; rc=$?
+check_eq "nothing to follow: usage error" "$rc" 2
+"$BPFSTDERR" follow -p x > /dev/null 2>&1; rc=$?
+check_eq "bad id: usage error" "$rc" 2
+
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+"$BPFSTDERR" follow -p "$id" > "$out/f1" 2> "$out/f1.err" &
+f1=$!
+"$BPFSTDERR" follow --all > "$out/f2" 2> "$out/f2.err" &
+f2=$!
+sleep 0.5
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+t0=$(ticks "$f1")
+# Writes that fail (-ENOMEM here) while the followers race for the stream.
+for i in $(seq 5); do holder_cmd H "write 1 10 50" > /dev/null; holder_cmd H "write 2 10 50" > /dev/null; sleep 1; done
+t1=$(ticks "$f1")
+hz=$(getconf CLK_TCK)
+# 1% of one core over the 5 s above
+check "idle follow under 1% CPU ($((t1 - t0)) ticks in 5 s at $hz Hz)" [ $(( (t1 - t0) * 100 )) -le $(( 5 * hz )) ]
+kill -INT "$f1" "$f2"
+wait "$f1"; r1=$?
+wait "$f2"; r2=$?
+check_eq "racing followers: both end with 0" "$r1:$r2" "0:0"
+check_eq "racing followers: no errors" "$(cat "$out/f1.err" "$out/f2.err")" ""
+ret=$(holder_cmd H "write 1 1 5")
+if [ "${ret#rets }" = -12 ]; then
+	check_eq "writes fail here: nothing to show" "$(cat "$out/f1")" ""
+else
+	pass "writes work on this kernel: output not asserted empty"
+fi
+stop_holder H
+finish

@@ -1,0 +1,119 @@
+# INJECTED CONTENT: stream bytes here come from tests/shim (fixtures served
+# at the syscall boundary for a real program loaded by this test), not from
+# the kernel, whose stream writes fail on our machines.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+out=$(mktmp)
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+# One real write per stream so the iterator accounts bytes there: bpfstderr
+# reads only streams with bytes accounted.
+holder_cmd H "write 1 1 4" >/dev/null
+holder_cmd H "write 2 1 4" >/dev/null
+
+make_fixtures() {	# DIR
+	{
+		printf 'plain message\n'
+		printf '%1023s\n' '' | tr ' ' 'm'
+		printf '\033[31mred\033[0m \033]0;title\007 \x9b2J bell\a\n'
+		printf 'bad utf8 \xff\xfe \xc3( end\n'
+		printf 'nul\0inside\n'
+		printf 'caf\xc3\xa9 \xe2\x82\xac ok\n'
+		printf 'last line without newline'
+	} > "$1/$id.1"
+	{
+		printf 'stderr message before\n'
+		cat tests/fixtures/upstream-6.18.txt
+		printf 'between reports\n'
+		cat tests/fixtures/rfc-seed001.txt
+		printf 'ERROR: Arena READ access at unmapped address 0x1\nCPU: 0 UID: 0 PID: 1 Comm: cut\nCall trace:\n'
+	} > "$1/$id.2"
+}
+
+# follow until the shim has served everything, then SIGINT: a last drain,
+# a flush, exit 0.
+follow_all() {	# DIR CHUNK OUTFILE [ARGS...]
+	local dir=$1 chunk=$2 outf=$3 pid i; shift 3
+	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$dir BPFSTDERR_SHIM_CHUNK=$chunk \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		"$BPFSTDERR" follow -p "$id" "$@" > "$outf" 2> "$outf.err" &
+	pid=$!
+	for i in $(seq 300); do
+		[ "$(cat "$dir/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.1")" ] &&
+		[ "$(cat "$dir/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.2")" ] && break
+		sleep 0.1
+	done
+	sleep 0.2
+	kill -INT "$pid"
+	wait "$pid"
+}
+
+for chunk in 1 7 512 4096; do
+	d=$(mktmp)
+	make_fixtures "$d"
+	follow_all "$d" "$chunk" "$out/ev.$chunk" --json; rc=$?
+	check_eq "chunk $chunk: SIGINT ends follow with 0" "$rc" 0
+	check_eq "chunk $chunk: nothing on stderr" "$(cat "$out/ev.$chunk.err")" ""
+	res=$(python3 tests/e2e/reconstruct.py "$out/ev.$chunk" "$id" "$d/$id.1" "$d/$id.2")
+	check_eq "chunk $chunk: every byte back exactly once, in order" "$res" ""
+	check_eq "chunk $chunk: 11 fault reports" \
+		"$(jq -s '[.[] | select(.kind == "fault")] | length' "$out/ev.$chunk")" 11
+	check_eq "chunk $chunk: 1 incomplete (cut) report" \
+		"$(jq -s '[.[] | select(.kind == "fault" and .fault.incomplete)] | length' "$out/ev.$chunk")" 1
+done
+
+ev=$out/ev.4096
+check_eq "fault kinds in order" \
+	"$(jq -r 'select(.kind == "fault") | .fault.kind' "$ev" | paste -sd' ')" \
+	"arena_read arena_write may_goto_timeout lock_deadlock lock_timeout unknown lock_deadlock arena_read arena_write may_goto_timeout arena_read"
+check_eq "RFC reports recognised as such" \
+	"$(jq -r 'select(.kind == "fault") | .fault.format' "$ev" | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd' ')" \
+	"rfc=4 upstream=7"
+check_eq "1023-byte message intact" "$(jq -r 'select(.stream == "stdout") | .text | length' "$ev" | sed -n 2p)" 1023
+check_eq "fault fields: arena address" "$(jq -r 'select(.kind == "fault") | .fault.addr' "$ev" | head -n 1)" 0xdeadbeef
+check_eq "fault fields: BPF frame line" \
+	"$(jq -r 'select(.kind == "fault") | .fault.frames[] | select(.kind == "bpf") | "\(.func):\(.line)"' "$ev" | head -n 1)" \
+	"arena_fault:41"
+check_eq "invalid UTF-8 carried exactly in text_base64" \
+	"$(jq -r 'select(.text | startswith("bad utf8")) | .text_base64' "$ev" | base64 -d | od -An -tx1 | tr -d ' \n')" \
+	"$(printf 'bad utf8 \xff\xfe \xc3( end' | od -An -tx1 | tr -d ' \n')"
+
+# Text mode: escaped, never raw.
+d=$(mktmp)
+make_fixtures "$d"
+follow_all "$d" 4096 "$out/text" --stdout
+check_eq "text: no ESC, BEL or C1 byte reaches the output" \
+	"$(LC_ALL=C grep -c $'[\x1b\x07]\|\xc2\x9b' "$out/text")" 0
+check "text: escape sequence shown escaped" grep -qF '\x1b[31mred\x1b[0m' "$out/text"
+check "text: invalid UTF-8 shown escaped" grep -qF 'bad utf8 \xff\xfe \xc3( end' "$out/text"
+check "text: label with id, name and stream" grep -qE "^[0-9:.]+ $id:writer stdout: plain message$" "$out/text"
+check "text: --stdout shows no stderr" bash -c "! grep -q ' stderr: ' '$out/text'"
+check "text: partial last line flushed and marked" grep -qF 'last line without newline [no newline]' "$out/text"
+
+# | head: SIGPIPE ends follow quietly. More output than a pipe buffers, so
+# that follow is still writing when head has gone.
+d=$(mktmp)
+make_fixtures "$d"
+seq -f 'line %06g of many' 20000 >> "$d/$id.1"
+set -o pipefail
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	timeout 20 "$BPFSTDERR" follow -p "$id" 2> "$out/pipe.err" | head -n 1 > /dev/null; rc=$?
+set +o pipefail
+check_eq "| head: follow exits 0" "$rc" 0
+check_eq "| head: nothing on stderr" "$(cat "$out/pipe.err")" ""
+
+# --errors-only, and the program going away while followed.
+d=$(mktmp)
+make_fixtures "$d"
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" follow -p "$id" --errors-only --json > "$out/err" 2> "$out/err.stderr" &
+fpid=$!
+sleep 1
+stop_holder H
+for i in $(seq 50); do kill -0 "$fpid" 2>/dev/null || break; sleep 0.1; done
+wait "$fpid"; rc=$?
+check_eq "unloaded program: follow exits 0 by itself" "$rc" 0
+check_eq "unloaded program: said on stderr" "$(cat "$out/err.stderr")" "bpfstderr: program $id (writer) unloaded"
+check_eq "--errors-only: only faults" "$(jq -r .kind "$out/err" | sort -u)" fault
+finish

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfstderr follow: tail -f of programs' stdout/stderr. */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "main.h"
+#include "output.h"
+#include "pipeline.h"
+#include "privs.h"
+#include "progs.h"
+#include "render.h"
+#include "stream.h"
+
+#define IDS_MAX		64
+#define MATCH_MAX	16
+#define INTERVAL_MIN_MS	50	/* while data flows */
+#define INTERVAL_MAX_MS	1000	/* idle: one cheap iterator read a second */
+
+#define C_RESET		"\033[0m"
+#define C_DIM		"\033[2m"
+#define C_STDERR	"\033[33m"
+#define C_FAULT		"\033[1;31m"
+
+static struct follow_env {
+	__u32 ids[IDS_MAX];
+	bool id_live[IDS_MAX];
+	int id_cnt;
+	const char *names[MATCH_MAX];
+	int name_cnt;
+	const char *tags[MATCH_MAX];
+	int tag_cnt;
+	bool all;
+	unsigned int streams;
+	bool errors_only;
+	bool json;
+	bool no_color;
+	long interval_ms;	/* 0: adaptive */
+	bool color;
+} env;
+
+static volatile sig_atomic_t stop;
+
+enum {
+	OPT_STDOUT = 0x100,
+	OPT_STDERR,
+	OPT_NO_COLOR,
+	OPT_NAME,
+	OPT_TAG,
+};
+
+static const struct argp_option opts[] = {
+	{ "prog", 'p', "ID", 0, "Follow program ID (repeatable)", 0 },
+	{ "name", OPT_NAME, "NAME", 0, "Follow every program named NAME, also ones loaded later", 0 },
+	{ "tag", OPT_TAG, "TAG", 0, "Follow every program with tag TAG, also ones loaded later", 0 },
+	{ "all", 'a', NULL, 0, "Follow every program, also ones loaded later", 0 },
+	{ "stdout", OPT_STDOUT, NULL, 0, "Only stdout", 0 },
+	{ "stderr", OPT_STDERR, NULL, 0, "Only stderr", 0 },
+	{ "errors-only", 'e', NULL, 0, "Only fault reports", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
+	{ "interval", 'd', "SECS", 0, "Poll every SECS (default: adaptive, 0.05 to 1 s)", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
+	{},
+};
+
+static int parse_u32(const char *s, __u32 *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 0xffffffffUL || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	double secs;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		if (env.id_cnt == IDS_MAX)
+			argp_error(state, "at most %d -p", IDS_MAX);
+		if (parse_u32(arg, &env.ids[env.id_cnt]))
+			argp_error(state, "invalid program id '%s'", arg);
+		env.id_live[env.id_cnt++] = true;
+		break;
+	case OPT_NAME:
+		if (env.name_cnt == MATCH_MAX)
+			argp_error(state, "at most %d --name", MATCH_MAX);
+		env.names[env.name_cnt++] = arg;
+		break;
+	case OPT_TAG:
+		if (env.tag_cnt == MATCH_MAX)
+			argp_error(state, "at most %d --tag", MATCH_MAX);
+		env.tags[env.tag_cnt++] = arg;
+		break;
+	case 'a':
+		env.all = true;
+		break;
+	case OPT_STDOUT:
+		env.streams |= STREAM_MASK_STDOUT;
+		break;
+	case OPT_STDERR:
+		env.streams |= STREAM_MASK_STDERR;
+		break;
+	case 'e':
+		env.errors_only = true;
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case 'd':
+		secs = strtod(arg, &end);
+		if (*end || end == arg || secs < 0.001 || secs > 3600)
+			argp_error(state, "invalid interval '%s' (seconds, 0.001 to 3600)", arg);
+		env.interval_ms = secs * 1000;
+		break;
+	case OPT_NO_COLOR:
+		env.no_color = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.id_cnt && !env.name_cnt && !env.tag_cnt && !env.all)
+			argp_error(state, "nothing to follow: give -p ID, --name, --tag or --all");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int id_index(__u32 id)
+{
+	int i;
+
+	for (i = 0; i < env.id_cnt; i++)
+		if (env.ids[i] == id)
+			return i;
+	return -1;
+}
+
+static bool selected(const struct prog *p, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	if (env.all)
+		return true;
+	i = id_index(p->id);
+	if (i >= 0 && env.id_live[i])
+		return true;
+	for (i = 0; i < env.name_cnt; i++)
+		if (!strcmp(p->full_name, env.names[i]) || !strcmp(p->name, env.names[i]))
+			return true;
+	for (i = 0; i < env.tag_cnt; i++)
+		if (!strcasecmp(p->tag, env.tags[i]))
+			return true;
+	return false;
+}
+
+static void print_label(FILE *out, const struct pipe_event *pe)
+{
+	char ts[32];
+
+	format_time(&pe->ts, ts, sizeof(ts), false);
+	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", ts, env.color ? C_RESET : "", pe->prog->id);
+	fput_term(out, pe->prog->name, strlen(pe->prog->name));
+	fprintf(out, " %s: ", stream_name(pe->ev->stream));
+}
+
+static void print_text(FILE *out, const struct pipe_event *pe)
+{
+	const struct event *ev = pe->ev;
+	bool err = ev->stream == 2;
+
+	print_label(out, pe);
+	if (ev->kind == EV_FAULT) {
+		fprintf(out, "%sFAULT ", env.color ? C_FAULT : "");
+		print_fault_summary(out, ev->fault);
+		fprintf(out, "%s\n", env.color ? C_RESET : "");
+		print_frames(out, ev->fault, "    ", 0);
+		return;
+	}
+	if (env.color && err)
+		fputs(C_STDERR, out);
+	fput_term(out, ev->text, ev->len);
+	if (env.color && err)
+		fputs(C_RESET, out);
+	fputs(ev->partial ? " [no newline]\n" : "\n", out);
+}
+
+static int sink(const struct pipe_event *pe, void *ctx)
+{
+	struct json_object *o;
+	int err = 0;
+
+	(void)ctx;
+	if (env.errors_only && pe->ev->kind != EV_FAULT)
+		return 0;
+	if (env.json) {
+		o = event_json(pe);
+		err = json_print(o, stdout);
+		json_object_put(o);
+	} else {
+		print_text(stdout, pe);
+	}
+	if (fflush(stdout) || err)
+		return -errno ?: -EIO;
+	return 0;
+}
+
+static void gone(const struct tracked *t, void *ctx)
+{
+	int i = id_index(t->id);
+
+	(void)ctx;
+	if (i < 0 || !env.id_live[i])
+		return;
+	env.id_live[i] = false;
+	fflush(stdout);
+	fprintf(stderr, "%s: program %u (", bin_name, t->id);
+	fput_term(stderr, t->name, strlen(t->name));
+	fprintf(stderr, ") unloaded\n");
+}
+
+/* Explicit -p ids are followed until they are all gone; name, tag and
+ * --all selections wait for programs loaded later.
+ */
+static bool nothing_left(void)
+{
+	int i;
+
+	if (env.all || env.name_cnt || env.tag_cnt)
+		return false;
+	for (i = 0; i < env.id_cnt; i++)
+		if (env.id_live[i])
+			return false;
+	return true;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);	/* a signal cuts it short: that is the point */
+}
+
+static int check_ids_exist(struct progs *progs)
+{
+	struct prog_list l = {};
+	int i, err;
+
+	err = progs__snapshot(progs, &l, 0);
+	if (err)
+		return exit_for_errno(err, "cannot enumerate programs");
+	for (i = 0; i < env.id_cnt; i++) {
+		if (!prog_list__find(&l, env.ids[i])) {
+			p_err("program %u does not exist", env.ids[i]);
+			prog_list__free(&l);
+			return EXIT_NOPROG;
+		}
+	}
+	prog_list__free(&l);
+	return EXIT_OK;
+}
+
+static int cycle(struct progs *progs, struct pipeline *pl, long *drained)
+{
+	struct prog_list l = {};
+	int err;
+
+	err = progs__snapshot(progs, &l, 0);
+	if (err)
+		return err;
+	*drained = pipeline__cycle(pl, &l);
+	prog_list__free(&l);
+	return *drained < 0 ? *drained : 0;
+}
+
+static int run(struct progs *progs, struct pipeline *pl)
+{
+	long interval = env.interval_ms ?: INTERVAL_MIN_MS, drained = 0;
+	int err = 0;
+
+	while (!stop && !nothing_left()) {
+		err = cycle(progs, pl, &drained);
+		if (err)
+			break;
+		if (nothing_left())
+			break;
+		if (!env.interval_ms)
+			interval = drained ? INTERVAL_MIN_MS :
+				   (interval * 2 > INTERVAL_MAX_MS ? INTERVAL_MAX_MS : interval * 2);
+		sleep_ms(interval);
+	}
+	/* one last drain, then everything held is emitted */
+	if (!err && !nothing_left())
+		err = cycle(progs, pl, &drained);
+	if (!err)
+		err = pipeline__flush(pl);
+	return err;
+}
+
+int do_follow(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
+		       "Fault reports are shown parsed. Ends on SIGINT/SIGTERM (after a last drain) "
+		       "or, with -p only, when every followed program is unloaded (exit 0).",
+	};
+	struct pipeline_ops ops = { .select = selected, .sink = sink, .gone = gone };
+	struct drainer *drainer = NULL;
+	struct pipeline *pl = NULL;
+	struct progs *progs = NULL;
+	enum stream_backend backend;
+	const char *cap;
+	int err, rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_USAGE;
+	cap = missing_cap();
+	if (cap) {
+		p_err("following programs needs %s", cap);
+		return EXIT_NOPERM;
+	}
+	backend = stream_backend_detect();
+	if (backend == BACKEND_NONE) {
+		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
+		return EXIT_NOSUPPORT;
+	}
+	ops.streams = env.streams ?: STREAM_MASK_BOTH;
+	env.color = !env.json && want_color(stdout, env.no_color);
+	err = progs__open(&progs);
+	if (err)
+		return exit_for_errno(err, "cannot load the program iterator");
+	rc = check_ids_exist(progs);
+	if (rc)
+		goto out;
+	err = drainer__new(&drainer, backend);
+	if (!err)
+		err = pipeline__new(&pl, drainer, &ops);
+	if (err) {
+		rc = exit_for_errno(err, "cannot set up stream draining");
+		goto out;
+	}
+	setup_signals();
+	err = run(progs, pl);
+	if (err == -EPIPE)
+		rc = EXIT_OK;	/* the reader went away, as with | head */
+	else if (err)
+		rc = exit_for_errno(err, "follow");
+out:
+	pipeline__free(pl);
+	drainer__free(drainer);
+	progs__close(progs);
+	return rc;
+}

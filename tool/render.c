@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "output.h"
+#include "render.h"
+
+bool want_color(FILE *out, bool no_color_opt)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	return !no_color_opt && !(nc && *nc) && isatty(fileno(out));
+}
+
+const char *stream_name(int stream)
+{
+	return stream == 1 ? "stdout" : stream == 2 ? "stderr" : "unknown";
+}
+
+void format_time(const struct timespec *ts, char *buf, size_t len, bool date)
+{
+	struct tm tm;
+	size_t n;
+
+	/* JSON carries UTC; a person reading text wants local time */
+	if (date)
+		gmtime_r(&ts->tv_sec, &tm);
+	else
+		localtime_r(&ts->tv_sec, &tm);
+	n = strftime(buf, len, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06d%s", (int)(ts->tv_nsec / 1000 % 1000000), date ? "Z" : "");
+}
+
+static void add_str(struct json_object *o, const char *key, const char *s)
+{
+	json_add_bytes(o, key, s, strlen(s));
+}
+
+static struct json_object *hex_json(unsigned long long v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", v);
+	return json_object_new_string(buf);
+}
+
+struct json_object *frame_json(const struct frame *fr)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string(fr->is_bpf ? "bpf" : "kernel"));
+	if (!fr->sym) {
+		add_str(o, "raw", fr->raw);
+		return o;
+	}
+	add_str(o, "symbol", fr->sym);
+	json_object_object_add(o, "offset", json_object_new_int64(fr->off));
+	json_object_object_add(o, "size", json_object_new_int64(fr->size));
+	if (fr->module)
+		add_str(o, "module", fr->module);
+	if (fr->is_bpf) {
+		json_object_object_add(o, "tag", json_object_new_string(fr->tag));
+		add_str(o, "func", fr->func);
+	}
+	if (fr->src_file) {
+		add_str(o, "file", fr->src_file);
+		json_object_object_add(o, "line", json_object_new_int(fr->src_line));
+	}
+	if (fr->src_text)
+		add_str(o, "source", fr->src_text);
+	return o;
+}
+
+static struct json_object *lock_json(const struct fault *f)
+{
+	struct json_object *o = json_object_new_object(), *held = json_object_new_array();
+	int i;
+
+	add_str(o, "func", f->lock_func);
+	if (f->has_attempted)
+		json_object_object_add(o, "attempted", hex_json(f->attempted_lock));
+	if (f->held_cnt >= 0)
+		json_object_object_add(o, "held_count", json_object_new_int(f->held_cnt));
+	for (i = 0; i < f->held_listed; i++)
+		json_object_array_add(held, hex_json(f->held[i]));
+	json_object_object_add(o, "held", held);
+	return o;
+}
+
+struct json_object *fault_json(const struct fault *f)
+{
+	struct json_object *o = json_object_new_object(), *frames, *task;
+	int i;
+
+	json_object_object_add(o, "kind", json_object_new_string(fault_kind_name(f->kind)));
+	add_str(o, "header", f->header ? f->header : "");
+	json_object_object_add(o, "format", json_object_new_string(f->rfc_format ? "rfc" : "upstream"));
+	json_object_object_add(o, "incomplete", json_object_new_boolean(f->incomplete));
+	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
+		json_object_object_add(o, "addr", hex_json(f->addr));
+	if (f->lock_func)
+		json_object_object_add(o, "lock", lock_json(f));
+	if (f->has_task) {
+		task = json_object_new_object();
+		json_object_object_add(task, "cpu", json_object_new_int(f->cpu));
+		json_object_object_add(task, "uid", json_object_new_int(f->uid));
+		json_object_object_add(task, "pid", json_object_new_int(f->pid));
+		add_str(task, "comm", f->comm);
+		json_object_object_add(o, "task", task);
+	}
+	frames = json_object_new_array();
+	for (i = 0; i < f->frame_cnt; i++)
+		json_object_array_add(frames, frame_json(&f->frames[i]));
+	json_object_object_add(o, "frames", frames);
+	return o;
+}
+
+struct json_object *event_json(const struct pipe_event *pe)
+{
+	struct json_object *o = json_object_new_object(), *prog = json_object_new_object();
+	const struct event *ev = pe->ev;
+	char ts[40];
+
+	format_time(&pe->ts, ts, sizeof(ts), true);
+	json_object_object_add(o, "schema_version", json_object_new_int(EVENT_SCHEMA_VERSION));
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	json_object_object_add(prog, "id", json_object_new_int64(pe->prog->id));
+	add_str(prog, "name", pe->prog->name);
+	json_object_object_add(prog, "tag", json_object_new_string(pe->prog->tag));
+	json_object_object_add(o, "prog", prog);
+	json_object_object_add(o, "stream", json_object_new_string(stream_name(ev->stream)));
+	json_object_object_add(o, "kind", json_object_new_string(ev->kind == EV_FAULT ? "fault" : "message"));
+	json_add_bytes(o, "text", ev->text, ev->len);
+	if (ev->kind == EV_MESSAGE)
+		json_object_object_add(o, "partial", json_object_new_boolean(ev->partial));
+	else
+		json_object_object_add(o, "fault", fault_json(ev->fault));
+	return o;
+}
+
+static void put(FILE *out, const char *s)
+{
+	fput_term(out, s, strlen(s));
+}
+
+void print_fault_summary(FILE *out, const struct fault *f)
+{
+	fputs(fault_kind_name(f->kind), out);
+	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
+		fprintf(out, " at 0x%llx", f->addr);
+	if (f->lock_func) {
+		fputs(" in ", out);
+		put(out, f->lock_func);
+		if (f->has_attempted)
+			fprintf(out, ", lock 0x%llx", f->attempted_lock);
+		if (f->held_cnt >= 0)
+			fprintf(out, ", %d held", f->held_cnt);
+	}
+	if (f->kind == FAULT_UNKNOWN) {
+		fputs(": ", out);
+		put(out, f->header ? f->header : "");
+	}
+	if (f->has_task) {
+		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
+		put(out, f->comm);
+		fputc(')', out);
+	}
+	if (f->incomplete)
+		fputs(" [incomplete]", out);
+}
+
+void print_frames(FILE *out, const struct fault *f, const char *indent, int max)
+{
+	const struct frame *fr;
+	int i;
+
+	for (i = 0; i < f->frame_cnt && (!max || i < max); i++) {
+		fr = &f->frames[i];
+		fputs(indent, out);
+		if (!fr->sym) {
+			put(out, fr->raw);
+			fputc('\n', out);
+			continue;
+		}
+		put(out, fr->sym);
+		fprintf(out, "+0x%llx/0x%llx", fr->off, fr->size);
+		if (fr->module) {
+			fputs(" [", out);
+			put(out, fr->module);
+			fputc(']', out);
+		}
+		if (fr->src_file) {
+			fputc(' ', out);
+			put(out, fr->src_file);
+			fprintf(out, ":%d", fr->src_line);
+		}
+		if (fr->src_text) {
+			fputs("  ", out);
+			put(out, fr->src_text);
+		}
+		fputc('\n', out);
+	}
+	if (max && f->frame_cnt > max)
+		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - max);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Events and fault reports as text and as JSON: twins, one per concern. */
+#ifndef BPFSTDERR_RENDER_H
+#define BPFSTDERR_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "parse.h"
+#include "pipeline.h"
+
+#define EVENT_SCHEMA_VERSION 1
+
+struct json_object;
+
+/* Colours (ANSI) only when out is a terminal, NO_COLOR is unset and the
+ * user did not pass --no-color.
+ */
+bool want_color(FILE *out, bool no_color_opt);
+
+const char *stream_name(int stream);
+void format_time(const struct timespec *ts, char *buf, size_t len, bool date);
+
+struct json_object *frame_json(const struct frame *fr);
+struct json_object *fault_json(const struct fault *f);
+struct json_object *event_json(const struct pipe_event *pe);
+
+/* One line: "arena_write at 0x... (CPU 1, PID 42 comm)". */
+void print_fault_summary(FILE *out, const struct fault *f);
+/* The frames, one per line, indented. max: 0 for all. */
+void print_frames(FILE *out, const struct fault *f, const char *indent, int max);
+
+#endif
