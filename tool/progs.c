@@ -82,6 +82,8 @@ void progs__close(struct progs *p)
 	bpf_link__destroy(p->owner_link);
 	bpf_link__destroy(p->prog_link);
 	progs_bpf__destroy(p->skel);
+	free(p->prog_buf.data);
+	free(p->owner_buf.data);
 	free(p);
 }
 
