@@ -12,7 +12,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 VERSION    := 0.1
 
 # Packages `make deps` installs: to build, then to test. Debian 12 names.
-BUILD_PKGS := make gcc clang-19 llvm-19 pkg-config bpftool libbpf-dev \
+BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool libbpf-dev \
 	libelf-dev libdw-dev zlib1g-dev libzstd-dev libncurses-dev \
 	libsqlite3-dev libjson-c-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils binutils procps \
@@ -46,7 +46,7 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test tests-build bench install uninstall clean help
+.PHONY: all deps run check test tests-build bench fuzz install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -117,12 +117,28 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 
 bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
+# The parser under libFuzzer (clang-19, ASan+UBSan). FUZZ_SECONDS bounds it.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS  := tests/fuzz/fuzz_parse.c tool/parse.c tool/group.c tool/render.c tool/output.c
+$(BUILD)/fuzz/fuzz_parse: $(FUZZ_SRCS) tool/*.h $(SKELS)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -I$(BUILD) -Itool \
+		$(shell $(PKG_CONFIG) --cflags json-c) $(FUZZ_SRCS) $(LDLIBS) -o $@
+
+fuzz: $(BUILD)/fuzz/fuzz_parse
+	@mkdir -p $(BUILD)/fuzz/corpus
+	cp -n tests/fixtures/*.txt $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+		-timeout=10 $(BUILD)/fuzz/corpus
+
 tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(BUILD)/tests/libstreamshim.so
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir).
 check: deps
 	$(MAKE) tests-build
 	$(MAKE) tests-build SAN=1 BUILD=build-san
+	$(MAKE) build/fuzz/fuzz_parse
 	tests/run.sh build build-san
 
 test: tests-build

@@ -19,6 +19,7 @@ const char *argp_program_bug_address = NULL;
 static const struct cmd cmds[] = {
 	{ "list",	do_list,	"list loaded programs and their stream accounting" },
 	{ "follow",	do_follow,	"print what programs write, as they write it" },
+	{ "report",	do_report,	"group the faults programs reported, once" },
 	{ "doctor",	do_doctor,	"report what this kernel and host support" },
 	{ NULL },
 };

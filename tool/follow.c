@@ -189,7 +189,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 		fprintf(out, "%sFAULT ", env.color ? C_FAULT : "");
 		print_fault_summary(out, ev->fault);
 		fprintf(out, "%s\n", env.color ? C_RESET : "");
-		print_frames(out, ev->fault, "    ", 0);
+		print_frames(out, ev->fault, "    ", 0, 0);
 		return;
 	}
 	if (env.color && err)

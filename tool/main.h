@@ -37,5 +37,6 @@ int exit_for_errno(int err, const char *what);
 int do_list(int argc, char **argv);
 int do_doctor(int argc, char **argv);
 int do_follow(int argc, char **argv);
+int do_report(int argc, char **argv);
 
 #endif

@@ -87,7 +87,8 @@ static bool parse_detail(struct fault *f, char *line)
 		f->has_attempted = parse_hex(eq + 3, &f->attempted_lock);
 	} else if (!strncmp(line, "Total held locks", 16)) {
 		f->held_cnt = atoi(eq + 3);
-	} else if (sscanf(line, "Held lock[ %d]", &idx) == 1 && parse_hex(eq + 3, &v)) {
+	} else if (!strncmp(line, "Held lock[", 10) && sscanf(line, "Held lock[ %d]", &idx) == 1 &&
+		   parse_hex(eq + 3, &v)) {
 		if (f->held_listed < FAULT_HELD_MAX)
 			f->held[f->held_listed++] = v;
 	}
@@ -98,7 +99,8 @@ static bool parse_task(struct fault *f, char *line)
 {
 	int n = 0;
 
-	if (sscanf(line, "CPU: %d UID: %d PID: %d Comm: %n", &f->cpu, &f->uid, &f->pid, &n) != 3 || !n)
+	if (strncmp(line, "CPU: ", 5) ||
+	    sscanf(line, "CPU: %d UID: %d PID: %d Comm: %n", &f->cpu, &f->uid, &f->pid, &n) != 3 || !n)
 		return false;
 	f->comm = line + n;
 	f->has_task = true;
@@ -353,15 +355,18 @@ static bool header_like(const char *s, size_t len)
  */
 static bool trace_like(const char *s, size_t len)
 {
+	const char *plus;
 	size_t i = 0;
 
 	while (i < len && s[i] == ' ')
 		i++;
-	if (i >= 2 && memmem(s, len, " @ ", 3))
-		return true;
+	if (i >= 2)
+		return memmem(s, len, " @ ", 3) != NULL;	/* the text may be empty */
 	if (i == len)
 		return false;
-	return memmem(s + i, len - i, "+0x", 3) || starts_with(s + i, len - i, "0x");
+	plus = memchr(s + i, '+', len - i);
+	return (plus && plus + 2 < s + len && plus[1] == '0' && plus[2] == 'x') ||
+	       starts_with(s + i, len - i, "0x");
 }
 
 static int start_report(struct reasm *r, size_t start)

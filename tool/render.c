@@ -171,12 +171,24 @@ void print_fault_summary(FILE *out, const struct fault *f)
 		fputs(" [incomplete]", out);
 }
 
-void print_frames(FILE *out, const struct fault *f, const char *indent, int max)
+int fault_first_frame(const struct fault *f)
+{
+	int i;
+
+	for (i = 0; i < f->frame_cnt; i++)
+		if (f->frames[i].is_bpf)
+			return i ? i - 1 : 0;
+	return 0;
+}
+
+void print_frames(FILE *out, const struct fault *f, const char *indent, int first, int max)
 {
 	const struct frame *fr;
 	int i;
 
-	for (i = 0; i < f->frame_cnt && (!max || i < max); i++) {
+	if (first)
+		fprintf(out, "%s(%d frames of the report machinery)\n", indent, first);
+	for (i = first; i < f->frame_cnt && (!max || i < first + max); i++) {
 		fr = &f->frames[i];
 		fputs(indent, out);
 		if (!fr->sym) {
@@ -202,6 +214,6 @@ void print_frames(FILE *out, const struct fault *f, const char *indent, int max)
 		}
 		fputc('\n', out);
 	}
-	if (max && f->frame_cnt > max)
-		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - max);
+	if (max && f->frame_cnt > first + max)
+		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - first - max);
 }

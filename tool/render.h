@@ -27,7 +27,11 @@ struct json_object *event_json(const struct pipe_event *pe);
 
 /* One line: "arena_write at 0x... (CPU 1, PID 42 comm)". */
 void print_fault_summary(FILE *out, const struct fault *f);
-/* The frames, one per line, indented. max: 0 for all. */
-void print_frames(FILE *out, const struct fault *f, const char *indent, int max);
+/* The frames from index first, one per line, indented. max: 0 for all. */
+void print_frames(FILE *out, const struct fault *f, const char *indent, int first, int max);
+/* Where the interesting part of a trace starts: the frame that called into
+ * the reporting machinery, just above the innermost BPF frame.
+ */
+int fault_first_frame(const struct fault *f);
 
 #endif

@@ -3,10 +3,12 @@
  * told to quit (or stdin closes, or the helper is killed: the kernel then
  * unloads them), and run the writer on request.
  *
- *   holdprog [writer] [names] [anon]
+ *   holdprog [writer] [names] [anon] [demo]
  * prints "prog ID NAME" per program, then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
  *                               LEN < 512: longer %s arguments are cut)
+ *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
+ *                               deadlock may_goto print; demo programs)
  *   quit
  */
 #include <errno.h>
@@ -20,10 +22,12 @@
 #include "health.h"
 #include "writer.skel.h"
 #include "names.skel.h"
+#include "demo.skel.h"
 
 static struct writer_bpf *writer;
 static struct names_bpf *names;
 static int anon_fd = -1;
+static struct demo_bpf *demo;
 
 static void print_prog(int fd)
 {
@@ -71,6 +75,45 @@ static int load_anon(void)
 	return 0;
 }
 
+static int load_demo(void)
+{
+	struct bpf_program *p;
+
+	demo = demo_bpf__open();
+	if (!demo)
+		return -errno;
+	demo->rodata->printk_kfunc = printk_kfunc_detect();
+	bpf_map__set_map_extra(demo->maps.arena, 0x7f0000000000ULL);
+	if (demo_bpf__load(demo))
+		return -errno;
+	bpf_object__for_each_program(p, demo->obj)
+		print_prog(bpf_program__fd(p));
+	return 0;
+}
+
+static void do_fault(const char *kind, int count)
+{
+	char name[64];
+	struct bpf_program *p;
+	int i;
+
+	snprintf(name, sizeof(name), "demo_%s", kind);
+	p = demo ? bpf_object__find_program_by_name(demo->obj, name) : NULL;
+	if (!p) {
+		printf("error no program %s\n", name);
+		return;
+	}
+	for (i = 0; i < count; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(p), &opts)) {
+			printf("error test_run %d\n", -errno);
+			return;
+		}
+	}
+	printf("ran %d\n", count);
+}
+
 static void do_write(int stream, int count, int len)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
@@ -96,7 +139,7 @@ static void do_write(int stream, int count, int len)
 
 int main(int argc, char **argv)
 {
-	char line[256];
+	char line[256], kind[32];
 	int i, err = 0, stream, count, len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -107,6 +150,8 @@ int main(int argc, char **argv)
 			err = load_names();
 		else if (!strcmp(argv[i], "anon"))
 			err = load_anon();
+		else if (!strcmp(argv[i], "demo"))
+			err = load_demo();
 		else
 			err = -EINVAL;
 	}
@@ -118,11 +163,14 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "write %d %d %d", &stream, &count, &len) == 3)
 			do_write(stream, count, len);
+		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
+			do_fault(kind, count);
 		else if (!strncmp(line, "quit", 4))
 			break;
 	}
 	writer_bpf__destroy(writer);
 	names_bpf__destroy(names);
+	demo_bpf__destroy(demo);
 	if (anon_fd >= 0)
 		close(anon_fd);
 	return 0;

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Fault groups: the same kind at the same place.
+ *
+ * A group's signature is the fault kind, the lock function for lock
+ * faults, and the stretch of the call trace from the innermost to the
+ * outermost BPF frame: BPF frames by tag, function and source line (the
+ * jited offset when there is no line info), kernel frames within that
+ * stretch (kfuncs, helpers, callbacks) by name without offset. Frames of
+ * the reporting machinery above the innermost BPF frame (stack dump,
+ * report helpers, exception handling) and everything below the outermost
+ * BPF frame (test run, syscall or attach point) are left out, so one fault
+ * from different CPUs, tasks and callers is one group, and the same kind
+ * at another source line is another. A report without BPF frames uses its
+ * kernel frames by name.
+ */
+#ifndef BPFSTDERR_GROUP_H
+#define BPFSTDERR_GROUP_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "parse.h"
+#include "progs.h"
+
+#define GROUP_SET_MAX 64	/* distinct pids/cpus remembered per group */
+
+struct fgroup {
+	uint64_t hash;
+	char *signature;
+	enum fault_kind kind;
+	unsigned long long count;
+	struct timespec first, last;
+	int pids[GROUP_SET_MAX], pid_cnt;
+	int cpus[GROUP_SET_MAX], cpu_cnt;
+	bool sets_overflow;
+	char *example;		/* the first report's text */
+	size_t example_len;
+};
+
+/* What bpfstderr saw of one program. */
+struct gprog {
+	__u32 id;		/* 0: from --input, keyed by tag/name */
+	char tag[17];
+	char name[256];
+	__u32 type;
+	bool has_type;
+	const char *input;	/* the dump it was read from (--input) */
+	unsigned long long faults[FAULT_KIND_CNT];
+	unsigned long long fault_total;
+	unsigned long long messages[STREAM_CNT];
+	unsigned long long bytes_read[STREAM_CNT];
+	struct fgroup *groups;
+	int group_cnt;
+};
+
+struct grouper;
+
+struct grouper *grouper__new(void);
+/* The program an event belongs to; created on first use. */
+struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const char *name);
+int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *ev,
+		       const struct timespec *ts);
+void grouper__add_message(struct gprog *p, const struct event *ev);
+/* Programs, and each one's groups, sorted for display: most faults first. */
+size_t grouper__sorted(struct grouper *g, struct gprog ***out);
+void grouper__free(struct grouper *g);
+
+/* The signature of a fault, as documented above; caller frees. */
+char *fault_signature(const struct fault *f);
+
+#endif

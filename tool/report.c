@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfstderr report: drain once (or read saved dumps), group, print. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "group.h"
+#include "main.h"
+#include "output.h"
+#include "pipeline.h"
+#include "privs.h"
+#include "progs.h"
+#include "render.h"
+#include "stream.h"
+
+#define REPORT_SCHEMA_VERSION	1
+#define IDS_MAX			64
+#define INPUTS_MAX		256
+#define EXAMPLE_FRAMES		8
+
+static struct report_env {
+	__u32 ids[IDS_MAX];
+	int id_cnt;
+	const char *inputs[INPUTS_MAX];
+	int input_cnt;
+	bool json;
+} env;
+
+struct report {
+	struct grouper *g;
+	bool live;
+	struct prog_list after;		/* live: right after the drain */
+	const char *input;		/* input: the file being read */
+	struct gprog *input_prog;
+	int err;
+};
+
+static const struct argp_option opts[] = {
+	{ "prog", 'p', "ID", 0, "Only program ID (repeatable)", 0 },
+	{ "input", 'i', "FILE", 0, "Read a saved dump instead of draining (repeatable; - for stdin)", 0 },
+	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	unsigned long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || end == arg || v > 0xffffffffUL || arg[0] == '-')
+			argp_error(state, "invalid program id '%s'", arg);
+		if (env.id_cnt == IDS_MAX)
+			argp_error(state, "at most %d -p", IDS_MAX);
+		env.ids[env.id_cnt++] = v;
+		break;
+	case 'i':
+		if (env.input_cnt == INPUTS_MAX)
+			argp_error(state, "at most %d inputs", INPUTS_MAX);
+		env.inputs[env.input_cnt++] = arg;
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* report FILE... reads like report --input FILE... */
+		if (env.input_cnt == INPUTS_MAX)
+			argp_error(state, "at most %d inputs", INPUTS_MAX);
+		env.inputs[env.input_cnt++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (env.input_cnt && env.id_cnt)
+			argp_error(state, "-p selects live programs; it does not go with --input");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- collecting ------------------------------------------------------ */
+
+static bool selected(const struct prog *p, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	if (!env.id_cnt)
+		return true;
+	for (i = 0; i < env.id_cnt; i++)
+		if (env.ids[i] == p->id)
+			return true;
+	return false;
+}
+
+static int add_event(struct report *r, struct gprog *gp, const struct event *ev,
+		     const struct timespec *ts)
+{
+	if (!gp)
+		return -ENOMEM;
+	if (ev->kind == EV_FAULT)
+		return grouper__add_fault(r->g, gp, ev, ts);
+	grouper__add_message(gp, ev);
+	return 0;
+}
+
+static int live_sink(const struct pipe_event *pe, void *ctx)
+{
+	struct report *r = ctx;
+	struct gprog *gp = grouper__prog(r->g, pe->prog->id, pe->prog->tag, pe->prog->name);
+
+	return add_event(r, gp, pe->ev, &pe->ts);
+}
+
+/* A dump is one program's output: name it after its outermost BPF frame. */
+static void name_input_prog(struct gprog *gp, const struct fault *f)
+{
+	int i;
+
+	if (gp->tag[0])
+		return;
+	for (i = f->frame_cnt - 1; i >= 0; i--) {
+		if (f->frames[i].is_bpf) {
+			snprintf(gp->tag, sizeof(gp->tag), "%s", f->frames[i].tag);
+			snprintf(gp->name, sizeof(gp->name), "%s", f->frames[i].func);
+			return;
+		}
+	}
+}
+
+static int input_event(const struct event *ev, void *ctx)
+{
+	struct report *r = ctx;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (ev->kind == EV_FAULT)
+		name_input_prog(r->input_prog, ev->fault);
+	return add_event(r, r->input_prog, ev, &ts);
+}
+
+static int read_input(struct report *r, const char *path)
+{
+	bool is_stdin = !strcmp(path, "-");
+	FILE *f = is_stdin ? stdin : fopen(path, "re");
+	static char buf[256 * 1024];
+	struct reasm *ra;
+	size_t n;
+	int err = 0;
+
+	if (!f) {
+		p_err("cannot open '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	/* keyed by the file name until a BPF frame names the program */
+	r->input_prog = grouper__prog(r->g, 0, "", path);
+	if (r->input_prog)
+		r->input_prog->input = path;
+	ra = r->input_prog ? reasm__new(STREAM_STDERR_ID, input_event, r) : NULL;
+	if (!ra) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!err && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		err = reasm__feed(ra, buf, n);
+	if (!err && ferror(f)) {
+		p_err("cannot read '%s': %s", path, strerror(errno));
+		err = -EIO;
+	}
+	if (!err)
+		err = reasm__flush(ra);
+	reasm__free(ra);
+out:
+	if (!is_stdin)
+		fclose(f);
+	return err;
+}
+
+static int collect_inputs(struct report *r)
+{
+	int i, err;
+
+	for (i = 0; i < env.input_cnt; i++) {
+		r->input = env.inputs[i];
+		err = read_input(r, env.inputs[i]);
+		if (err)
+			return err == -EIO || err == -ENOENT || err == -EACCES ? -EIO : err;
+	}
+	return 0;
+}
+
+/* Programs with bytes no read returned are part of the report even when
+ * nothing was readable: on kernels whose writes fail that is all there is.
+ */
+static void add_silent_losses(struct report *r)
+{
+	const struct prog *p;
+	struct gprog *gp;
+	size_t i;
+
+	for (i = 0; i < r->after.cnt; i++) {
+		p = &r->after.progs[i];
+		if (!selected(p, NULL) || !p->has_streams || (!p->capacity[0] && !p->capacity[1]))
+			continue;
+		gp = grouper__prog(r->g, p->id, p->tag, p->full_name);
+		if (gp) {
+			gp->type = p->type;
+			gp->has_type = true;
+		}
+	}
+}
+
+static void note_drained(struct report *r, struct pipeline *pl)
+{
+	struct tracked **t;
+	struct gprog *gp;
+	size_t n, i;
+
+	n = pipeline__tracked(pl, &t);
+	for (i = 0; i < n; i++) {
+		gp = grouper__prog(r->g, t[i]->id, t[i]->tag, t[i]->name);
+		if (!gp)
+			continue;
+		memcpy(gp->bytes_read, t[i]->bytes_read, sizeof(gp->bytes_read));
+		gp->type = t[i]->type;
+		gp->has_type = true;
+	}
+}
+
+static int check_ids(const struct prog_list *l)
+{
+	int i;
+
+	for (i = 0; i < env.id_cnt; i++) {
+		if (!prog_list__find(l, env.ids[i])) {
+			p_err("program %u does not exist", env.ids[i]);
+			return EXIT_NOPROG;
+		}
+	}
+	return EXIT_OK;
+}
+
+static int collect_live(struct report *r)
+{
+	struct pipeline_ops ops = {
+		.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
+	};
+	enum stream_backend backend = stream_backend_detect();
+	struct drainer *drainer = NULL;
+	struct pipeline *pl = NULL;
+	struct progs *progs = NULL;
+	struct prog_list before = {};
+	const char *cap = missing_cap();
+	long got;
+	int err, rc = EXIT_OK;
+
+	if (cap) {
+		p_err("reporting on live programs needs %s", cap);
+		return EXIT_NOPERM;
+	}
+	if (backend == BACKEND_NONE) {
+		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
+		return EXIT_NOSUPPORT;
+	}
+	err = progs__open(&progs);
+	if (!err)
+		err = progs__snapshot(progs, &before, 0);
+	if (err) {
+		rc = exit_for_errno(err, "cannot enumerate programs");
+		goto out;
+	}
+	rc = check_ids(&before);
+	if (rc)
+		goto out;
+	err = drainer__new(&drainer, backend);
+	if (!err)
+		err = pipeline__new(&pl, drainer, &ops);
+	got = err ? err : pipeline__cycle(pl, &before);
+	err = got < 0 ? got : pipeline__flush(pl);
+	if (!err) {
+		note_drained(r, pl);
+		err = progs__snapshot(progs, &r->after, 0);
+	}
+	if (err) {
+		rc = exit_for_errno(err, "cannot drain streams");
+		goto out;
+	}
+	add_silent_losses(r);
+out:
+	prog_list__free(&before);
+	pipeline__free(pl);
+	drainer__free(drainer);
+	progs__close(progs);
+	return rc;
+}
+
+/* ---- saturation ------------------------------------------------------ */
+
+struct saturation {
+	bool known;
+	int capacity[STREAM_CNT];
+	bool has_error_count;
+	long long error_count;
+};
+
+static struct saturation saturation_of(const struct report *r, const struct gprog *gp)
+{
+	struct saturation s = {};
+	const struct prog *p;
+
+	if (!r->live || !(p = prog_list__find(&r->after, gp->id)) || strcmp(p->tag, gp->tag))
+		return s;
+	s.known = p->has_streams;
+	memcpy(s.capacity, p->capacity, sizeof(s.capacity));
+	s.has_error_count = p->has_error_count;
+	s.error_count = p->error_count;
+	return s;
+}
+
+/* Right after a drain, what is still accounted was never readable: bytes
+ * charged for writes whose allocation failed.
+ */
+static bool reports_lost(const struct saturation *s, const struct gprog *gp)
+{
+	return (s->known && s->capacity[1] > 0) ||
+	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
+	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+static struct json_object *int_array(const int *v, int n)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int(v[i]));
+	return a;
+}
+
+static struct json_object *time_json(const struct report *r, const struct timespec *ts)
+{
+	char buf[40];
+
+	if (!r->live)
+		return NULL;	/* a saved dump has no times */
+	format_time(ts, buf, sizeof(buf), true);
+	return json_object_new_string(buf);
+}
+
+static struct json_object *group_json(const struct report *r, const struct fgroup *grp)
+{
+	struct json_object *o = json_object_new_object();
+	struct fault f;
+
+	json_object_object_add(o, "kind", json_object_new_string(fault_kind_name(grp->kind)));
+	json_object_object_add(o, "count", json_object_new_int64(grp->count));
+	json_object_object_add(o, "first_seen", time_json(r, &grp->first));
+	json_object_object_add(o, "last_seen", time_json(r, &grp->last));
+	json_object_object_add(o, "pids", int_array(grp->pids, grp->pid_cnt));
+	json_object_object_add(o, "cpus", int_array(grp->cpus, grp->cpu_cnt));
+	json_object_object_add(o, "tasks_truncated", json_object_new_boolean(grp->sets_overflow));
+	json_add_bytes(o, "signature", grp->signature, strlen(grp->signature));
+	if (!fault__parse(grp->example, grp->example_len, true, &f)) {
+		json_object_object_add(o, "example", fault_json(&f));
+		fault__fini(&f);
+	}
+	return o;
+}
+
+static struct json_object *streams_json(const struct saturation *s, const struct gprog *gp)
+{
+	struct json_object *o, *st;
+	int i;
+
+	if (!s->known)
+		return NULL;
+	o = json_object_new_object();
+	for (i = 0; i < STREAM_CNT; i++) {
+		st = json_object_new_object();
+		json_object_object_add(st, "capacity", json_object_new_int(s->capacity[i]));
+		json_object_object_add(st, "limit", json_object_new_int(STREAM_MAX_CAPACITY));
+		json_object_object_add(st, "full", json_object_new_boolean(stream_full(s->capacity[i])));
+		json_object_object_add(st, "read_bytes", json_object_new_int64(gp->bytes_read[i]));
+		json_object_object_add(st, "lost_bytes", json_object_new_int(s->capacity[i]));
+		json_object_object_add(o, stream_name(i + 1), st);
+	}
+	return o;
+}
+
+static struct json_object *error_count_json(const struct saturation *s)
+{
+	struct json_object *o;
+
+	if (!s->has_error_count)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "count", json_object_new_int64(s->error_count));
+	json_object_object_add(o, "max", json_object_new_int(ERROR_COUNT_MAX));
+	json_object_object_add(o, "hidden", json_object_new_int64(
+		s->error_count > ERROR_COUNT_MAX ? s->error_count - ERROR_COUNT_MAX : 0));
+	return o;
+}
+
+static struct json_object *prog_json(const struct report *r, const struct gprog *gp)
+{
+	struct json_object *o = json_object_new_object(), *faults, *msgs, *groups;
+	struct saturation s = saturation_of(r, gp);
+	int k, i;
+
+	json_object_object_add(o, "id", gp->id ? json_object_new_int64(gp->id) : NULL);
+	json_add_bytes(o, "name", gp->name, strlen(gp->name));
+	json_object_object_add(o, "tag", gp->tag[0] ? json_object_new_string(gp->tag) : NULL);
+	json_object_object_add(o, "type", gp->has_type ? json_object_new_string(prog_type_name(gp->type)) : NULL);
+	if (gp->input)
+		json_add_bytes(o, "input", gp->input, strlen(gp->input));
+	faults = json_object_new_object();
+	for (k = 0; k < FAULT_KIND_CNT; k++)
+		if (gp->faults[k])
+			json_object_object_add(faults, fault_kind_name(k), json_object_new_int64(gp->faults[k]));
+	json_object_object_add(o, "faults", faults);
+	json_object_object_add(o, "fault_count", json_object_new_int64(gp->fault_total));
+	msgs = json_object_new_object();
+	for (i = 0; i < STREAM_CNT; i++)
+		json_object_object_add(msgs, stream_name(i + 1), json_object_new_int64(gp->messages[i]));
+	json_object_object_add(o, "messages", msgs);
+	json_object_object_add(o, "streams", streams_json(&s, gp));
+	json_object_object_add(o, "error_count", error_count_json(&s));
+	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
+	groups = json_object_new_array();
+	for (i = 0; i < gp->group_cnt; i++)
+		json_object_array_add(groups, group_json(r, &gp->groups[i]));
+	json_object_object_add(o, "groups", groups);
+	return o;
+}
+
+struct totals {
+	unsigned long long faults, messages, groups, lost_bytes;
+	int lossy;
+};
+
+static struct totals totals_of(const struct report *r, struct gprog **progs, size_t n)
+{
+	struct totals t = {};
+	struct saturation s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		s = saturation_of(r, progs[i]);
+		t.faults += progs[i]->fault_total;
+		t.messages += progs[i]->messages[0] + progs[i]->messages[1];
+		t.groups += progs[i]->group_cnt;
+		if (s.known)
+			t.lost_bytes += s.capacity[0] + s.capacity[1];
+		t.lossy += reports_lost(&s, progs[i]);
+	}
+	return t;
+}
+
+static int print_json(const struct report *r, struct gprog **progs, size_t n)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *sum;
+	struct totals t = totals_of(r, progs, n);
+	size_t i;
+	int err;
+
+	json_object_object_add(o, "schema_version", json_object_new_int(REPORT_SCHEMA_VERSION));
+	json_object_object_add(o, "source", json_object_new_string(r->live ? "live" : "input"));
+	sum = json_object_new_object();
+	json_object_object_add(sum, "programs", json_object_new_int64(n));
+	json_object_object_add(sum, "faults", json_object_new_int64(t.faults));
+	json_object_object_add(sum, "groups", json_object_new_int64(t.groups));
+	json_object_object_add(sum, "messages", json_object_new_int64(t.messages));
+	json_object_object_add(sum, "programs_losing_reports", json_object_new_int(t.lossy));
+	json_object_object_add(sum, "lost_bytes", json_object_new_int64(t.lost_bytes));
+	json_object_object_add(o, "summary", sum);
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, prog_json(r, progs[i]));
+	json_object_object_add(o, "programs", arr);
+	err = json_print(o, stdout);
+	json_object_put(o);
+	return err;
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+static void put(const char *s)
+{
+	fput_term(stdout, s, strlen(s));
+}
+
+static void print_saturation_plain(const struct saturation *s, const struct gprog *gp)
+{
+	int i;
+
+	for (i = 0; s->known && i < STREAM_CNT; i++) {
+		if (!s->capacity[i])
+			continue;
+		printf("  %s: %d of %d bytes accounted%s, %d never readable (%s)\n",
+		       stream_name(i + 1), s->capacity[i], STREAM_MAX_CAPACITY,
+		       stream_full(s->capacity[i]) ? ", FULL: writes refused" : "",
+		       s->capacity[i], i ? "fault reports and messages lost" : "messages lost");
+	}
+	if (s->has_error_count) {
+		printf("  kernel error count: %lld/%d", s->error_count, ERROR_COUNT_MAX);
+		if (s->error_count > ERROR_COUNT_MAX)
+			printf(", %lld faults hidden (reports stop after %d)",
+			       s->error_count - ERROR_COUNT_MAX, ERROR_COUNT_MAX);
+		printf(", bpfstderr saw %llu\n", gp->fault_total);
+	}
+}
+
+static void print_group_plain(const struct report *r, const struct fgroup *grp)
+{
+	char first[32], last[32];
+	struct fault f;
+
+	printf("  %llux ", grp->count);
+	if (fault__parse(grp->example, grp->example_len, true, &f))
+		return;
+	print_fault_summary(stdout, &f);
+	if (r->live) {
+		format_time(&grp->first, first, sizeof(first), false);
+		format_time(&grp->last, last, sizeof(last), false);
+		printf("\n     first %.8s, last %.8s", first, last);
+	}
+	printf("; %d task%s, %d CPU%s%s\n", grp->pid_cnt, grp->pid_cnt == 1 ? "" : "s",
+	       grp->cpu_cnt, grp->cpu_cnt == 1 ? "" : "s", grp->sets_overflow ? " or more" : "");
+	print_frames(stdout, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
+	fault__fini(&f);
+}
+
+static void print_prog_plain(const struct report *r, const struct gprog *gp)
+{
+	struct saturation s = saturation_of(r, gp);
+	bool any = false;
+	int k, i;
+
+	if (gp->id)
+		printf("\nprogram %u ", gp->id);
+	else
+		printf("\nprogram ");
+	put(gp->name[0] ? gp->name : "(no name)");
+	if (gp->input && strcmp(gp->input, gp->name)) {
+		printf(" from ");
+		put(gp->input);
+	}
+	if (gp->tag[0])
+		printf(" tag %s", gp->tag);
+	if (gp->has_type)
+		printf(" %s", prog_type_name(gp->type));
+	printf("\n  faults:");
+	for (k = 0; k < FAULT_KIND_CNT; k++) {
+		if (gp->faults[k]) {
+			printf(" %s %llu", fault_kind_name(k), gp->faults[k]);
+			any = true;
+		}
+	}
+	printf("%s; messages: stdout %llu, stderr %llu\n", any ? "" : " none",
+	       gp->messages[0], gp->messages[1]);
+	print_saturation_plain(&s, gp);
+	for (i = 0; i < gp->group_cnt; i++)
+		print_group_plain(r, &gp->groups[i]);
+}
+
+static void print_plain(const struct report *r, struct gprog **progs, size_t n)
+{
+	struct totals t = totals_of(r, progs, n);
+	size_t i;
+
+	printf("%llu fault%s in %llu group%s, %llu message%s, %zu program%s",
+	       t.faults, t.faults == 1 ? "" : "s", t.groups, t.groups == 1 ? "" : "s",
+	       t.messages, t.messages == 1 ? "" : "s", n, n == 1 ? "" : "s");
+	if (t.lossy)
+		printf("; %d losing reports (%llu bytes accounted, never readable)", t.lossy, t.lost_bytes);
+	printf("\n");
+	for (i = 0; i < n; i++)
+		print_prog_plain(r, progs[i]);
+}
+
+int do_report(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.args_doc = "[FILE...]",
+		.doc = "Drain every program's streams once (or read saved dumps), group the "
+		       "faults and print them.\v"
+		       "Exit status: 0 no faults and no lost reports, 1 faults found or stderr "
+		       "bytes lost, 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "
+		       "6 no such program.",
+	};
+	struct report r = {};
+	struct gprog **progs;
+	struct totals t;
+	size_t n;
+	int rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_USAGE;
+	r.g = grouper__new();
+	if (!r.g)
+		return EXIT_ERROR;
+	r.live = !env.input_cnt;
+	if (r.live) {
+		rc = collect_live(&r);
+	} else {
+		rc = collect_inputs(&r);
+		if (rc)
+			rc = rc == -EIO ? EXIT_ERROR : exit_for_errno(rc, "report");
+	}
+	if (rc)
+		goto out;
+	n = grouper__sorted(r.g, &progs);
+	t = totals_of(&r, progs, n);
+	if (env.json ? print_json(&r, progs, n) : (print_plain(&r, progs, n), fflush(stdout)))
+		rc = EXIT_ERROR;
+	else
+		rc = t.faults || t.lossy ? EXIT_FAULTS : EXIT_OK;
+out:
+	prog_list__free(&r.after);
+	grouper__free(r.g);
+	return rc;
+}
