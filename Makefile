@@ -22,7 +22,7 @@ LIBS_PC    := libbpf libelf libdw ncursesw sqlite3 json-c
 CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -DBPFSTDERR_VERSION='"$(VERSION)"' \
 	      -I$(BUILD) $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-LDLIBS     += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+LDLIBS     += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lpthread
 
 ifeq ($(SAN),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -55,7 +55,7 @@ all: $(BUILD)/bpfstderr
 help:
 	@echo "make deps     install build and test packages (Debian 12, as root)"
 	@echo "make          build $(BUILD)/bpfstderr"
-	@echo "make run      deps + build + start bpfstderr doctor"
+	@echo "make run      deps + build + start bpfstderr top --demo"
 	@echo "make check    deps + build + whole test suite (needs root)"
 	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make clean"
@@ -145,7 +145,7 @@ test: tests-build
 	tests/run.sh $(BUILD)
 
 run: deps all
-	$(BUILD)/bpfstderr doctor
+	$(BUILD)/bpfstderr top --demo
 
 install: all
 	install -D -m 0755 $(BUILD)/bpfstderr $(DESTDIR)$(PREFIX)/sbin/bpfstderr

@@ -25,8 +25,6 @@ struct bpf_prog_aux___streams {
 	struct bpf_stream___up stream[2];
 } __attribute__((preserve_access_index));
 
-__u32 self_pid;
-
 static void read_streams(struct bpf_prog_aux *aux, struct prog_rec *r)
 {
 	struct bpf_prog_aux___streams *s = (void *)aux;
@@ -117,8 +115,6 @@ int list_owners(struct bpf_iter__task_file *ctx)
 	if (!is_prog_file(file))
 		return 0;
 	o.pid = BPF_CORE_READ(task, tgid);
-	if (o.pid == self_pid)
-		return 0;
 	prog = BPF_CORE_READ(file, private_data);
 	o.prog_id = BPF_CORE_READ(prog, aux, id);
 	leader = BPF_CORE_READ(task, group_leader);

@@ -41,6 +41,7 @@ start_holder() {
 	while IFS= read -r -t 10 -u "$out" line; do
 		case $line in
 		prog\ *) progs+="${line#prog }"$'\n' ;;
+		idle\ *) ;;
 		ready) break ;;
 		*) echo "holdprog: $line" >&2; return 1 ;;
 		esac

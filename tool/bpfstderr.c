@@ -17,6 +17,7 @@ const char *argp_program_version = "bpfstderr " BPFSTDERR_VERSION;
 const char *argp_program_bug_address = NULL;
 
 static const struct cmd cmds[] = {
+	{ "top",	do_top,		"every program's stream activity, live (ncurses)" },
 	{ "list",	do_list,	"list loaded programs and their stream accounting" },
 	{ "follow",	do_follow,	"print what programs write, as they write it" },
 	{ "report",	do_report,	"group the faults programs reported, once" },

@@ -38,5 +38,6 @@ int do_list(int argc, char **argv);
 int do_doctor(int argc, char **argv);
 int do_follow(int argc, char **argv);
 int do_report(int argc, char **argv);
+int do_top(int argc, char **argv);
 
 #endif

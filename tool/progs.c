@@ -47,7 +47,6 @@ int progs__open(struct progs **out)
 		err = -errno;
 		goto err_free;
 	}
-	p->skel->bss->self_pid = getpid();
 	err = progs_bpf__load(p->skel);
 	if (err)
 		goto err_destroy;

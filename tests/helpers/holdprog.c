@@ -3,7 +3,7 @@
  * told to quit (or stdin closes, or the helper is killed: the kernel then
  * unloads them), and run the writer on request.
  *
- *   holdprog [writer] [names] [anon] [demo]
+ *   holdprog [writer] [names] [anon] [demo] [idle N]
  * prints "prog ID NAME" per program, then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
  *                               LEN < 512: longer %s arguments are cut)
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -27,6 +28,7 @@
 static struct writer_bpf *writer;
 static struct names_bpf *names;
 static int anon_fd = -1;
+static int *idle_fds, idle_cnt;
 static struct demo_bpf *demo;
 
 static void print_prog(int fd)
@@ -60,18 +62,41 @@ static int load_names(void)
 	return 0;
 }
 
-/* A program loaded with no name at all: libbpf always names them. */
-static int load_anon(void)
+static int load_trivial(const char *name)
 {
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
 		{ .code = 0x95 },				/* exit */
 	};
 
-	anon_fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, 2, NULL);
+	return bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, 2, NULL);
+}
+
+/* A program loaded with no name at all: libbpf always names them. */
+static int load_anon(void)
+{
+	anon_fd = load_trivial(NULL);
 	if (anon_fd < 0)
 		return -errno;
 	print_prog(anon_fd);
+	return 0;
+}
+
+/* N idle programs, for benchmarks; not listed one by one. */
+static int load_idle(int n)
+{
+	struct rlimit rl = { n + 256, n + 256 };
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	idle_fds = calloc(n, sizeof(*idle_fds));
+	if (!idle_fds)
+		return -ENOMEM;
+	for (idle_cnt = 0; idle_cnt < n; idle_cnt++) {
+		idle_fds[idle_cnt] = load_trivial("idle");
+		if (idle_fds[idle_cnt] < 0)
+			return -errno;
+	}
+	printf("idle %d\n", n);
 	return 0;
 }
 
@@ -152,6 +177,8 @@ int main(int argc, char **argv)
 			err = load_anon();
 		else if (!strcmp(argv[i], "demo"))
 			err = load_demo();
+		else if (!strcmp(argv[i], "idle") && i + 1 < argc)
+			err = load_idle(atoi(argv[++i]));
 		else
 			err = -EINVAL;
 	}

@@ -1,0 +1,117 @@
+# `bpfstderr top` driven through tmux: keys sent, the screen read back with
+# capture-pane. INJECTED CONTENT: the writer program's stream bytes come
+# from tests/shim fixtures, not from the kernel (stream writes fail here).
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+S=bpfstderr-top-$$
+out=$(mktmp)
+trap 'tmux kill-session -t "$S" 2>/dev/null; tmux kill-session -t "$S-term" 2>/dev/null; cleanup' EXIT
+
+start_holder H writer names || { fail "load test programs"; finish; }
+id=$(prog_id H writer)
+long=$(prog_id H a_program_name_)
+holder_cmd H "write 1 1 4" > /dev/null
+holder_cmd H "write 2 1 4" > /dev/null
+printf 'hello from stdout\n\033[31mred\033[0m\n' > "$out/$id.1"
+cp tests/fixtures/upstream-6.18.txt "$out/$id.2"
+faults=$(grep -c '^ERROR:' "$out/$id.2")
+
+screen() { tmux capture-pane -p -t "$1"; }
+wait_for() {	# wait_for SESSION TEXT: up to 10 s
+	local i
+	for i in $(seq 100); do screen "$1" | grep -qF -- "$2" && return 0; sleep 0.1; done
+	return 1
+}
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }
+row() { screen "$S" | awk -v id="$1" '$1 == id'; }
+# col ID NAME: a cell by its header (the columns up to FAULTS hold no blanks)
+col() {
+	screen "$S" | awk -v id="$1" -v name="$2" '
+		$1 == "ID" { for (i = 1; i <= NF; i++) { h = $i; sub(/[v^]$/, "", h); if (h == name) c = i } }
+		$1 == id && c { print $c; exit }'
+}
+
+run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
+	tmux new-session -d -s "$1" -x 160 -y 32 "bash -c 'saved=\$(stty -g); \
+		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		$BPFSTDERR top $2 2> $out/top.err; rc=\$?; \
+		[ \"\$(stty -g)\" = \"\$saved\" ] && echo RESTORED rc=\$rc || echo NOT-RESTORED rc=\$rc; sleep 60'"
+}
+
+run_top "$S" "-d 0.5"
+check "top shows the writer" wait_for "$S" " writer "
+sleep 1.5
+check_eq "writer row: faults as many as the fixture's reports" "$(col "$id" FAULTS)" "$faults"
+check_eq "writer row: 2 stdout messages" "$(col "$id" OUT)" 2
+check_eq "writer row: owner is the holder" "$(col "$id" OWNER)" "holdprog($H_PID)"
+check_eq "writer row: type as bpftool says" "$(col "$id" TYPE)" \
+	"$(bpftool prog show id "$id" -j | jq -r .type)"
+check "long name shown in full" bash -c "tmux capture-pane -p -t $S | grep -q ' a_program_name_longer_than_fifteen '"
+check "status line names the stream-write verdict" bash -c "tmux capture-pane -p -t $S | sed -n 2p | grep -q '^stream writes '"
+check "the faulting program sorts first" bash -c "tmux capture-pane -p -t $S | sed -n 4p | grep -q ' writer '"
+
+keys s
+check "s: sort by the next column (kinds)" bash -c "tmux capture-pane -p -t $S | grep -q 'KINDSv'"
+keys '<'
+check "<: back to faults" bash -c "tmux capture-pane -p -t $S | grep -q 'FAULTSv'"
+keys r
+check "r: reversed" bash -c "tmux capture-pane -p -t $S | grep -q 'FAULTS^'"
+keys r
+
+keys / n a m e Enter
+check "filter: the long-named program stays" test -n "$(row "$long")"
+check "filter: the writer is gone" test -z "$(row "$id")"
+check "filter shown in the status line" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q 'filter: name'"
+keys / Escape
+check "filter cleared" test -n "$(row "$id")"
+
+keys g Enter
+check "Enter: detail with fault groups" bash -c "tmux capture-pane -p -t $S | grep -q '^FAULT GROUPS'"
+check "detail: the arena fault and its BPF source line" \
+	bash -c "tmux capture-pane -p -t $S | grep -q 'arena_fault+0x4f/0x78 demo.bpf.c:41'"
+keys q f
+check "f: follow view" bash -c "tmux capture-pane -p -t $S | grep -q '^following program $id writer'"
+keys g
+check "follow: escape sequence shown escaped, not interpreted" \
+	bash -c "tmux capture-pane -p -t $S | grep -qF 'stdout: \\x1b[31mred\\x1b[0m'"
+keys h
+check "h: help lists every key" bash -c "tmux capture-pane -p -t $S | grep -c -E '^  (Up, k|Down, j|Enter|f|/|s, >|<|r|Space, p|c|h, \\?|q, Esc|Q) ' | grep -qx 13"
+keys q q
+keys Space
+check "Space: paused" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q PAUSED"
+keys p
+keys c
+check_eq "c: counts cleared" "$(col "$id" FAULTS)" 0
+
+tmux resize-window -t "$S" -x 40 -y 10; sleep 0.8
+check "40x10: still drawn" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q '^bpfstderr top'"
+tmux resize-window -t "$S" -x 30 -y 8; sleep 0.8
+check "30x8: a one-line notice" bash -c "tmux capture-pane -p -t $S | grep -q 'terminal too small'"
+tmux resize-window -t "$S" -x 160 -y 32; sleep 0.8
+check "back to 160x32: table again" test -n "$(row "$id")"
+
+keys q
+check "q: quits, terminal restored, exit 0" wait_for "$S" "RESTORED rc=0"
+check_eq "nothing on stderr" "$(cat "$out/top.err")" ""
+
+run_top "$S-term" ""
+wait_for "$S-term" " writer " > /dev/null
+pkill -TERM -x bpfstderr
+check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
+
+# Batch mode against bpftool.
+"$BPFSTDERR" top -b -n 2 -d 0.2 --json > "$out/batch.json"
+check_eq "batch: 2 snapshots" "$(wc -l < "$out/batch.json")" 2
+check "batch: valid JSON" jq -e . "$out/batch.json" > /dev/null
+for p in "$id" "$long"; do
+	check_eq "batch: program $p as bpftool shows it" \
+		"$(tail -n 1 "$out/batch.json" | jq -c ".programs[] | select(.id == $p) | [.id, .type, .name, .tag]")" \
+		"$(bpftool prog show id "$p" -j | jq -c '[.id, .type, .name, .tag]')"
+done
+"$BPFSTDERR" top -b -n 1 > "$out/batch.txt"
+check "batch plain: header and the writer" grep -qE "^ +$id +syscall +writer " "$out/batch.txt"
+"$BPFSTDERR" top > /dev/null 2> "$out/notty"; rc=$?
+check_eq "no terminal, no -b: usage error" "$rc" 2
+stop_holder H
+finish

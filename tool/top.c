@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfstderr top: every program's stream activity, live. */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "main.h"
+#include "output.h"
+#include "privs.h"
+#include "render.h"
+#include "top.h"
+
+#define TOP_SCHEMA_VERSION 1
+
+static struct top_env {
+	struct top_opts o;
+	bool batch;
+	long iterations;	/* batch: 0 = until interrupted */
+	bool json;
+	bool demo;
+} env = { .o = { .interval = 1.0, .sort = COL_FAULTS } };
+
+enum { OPT_NO_COLOR = 0x100, OPT_DEMO };
+
+static const struct argp_option opts[] = {
+	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1)", 0 },
+	{ "sort", 's', "COL", 0, "Sort by COL: id type name owner out err faults kinds rate "
+				 "last saturation (default faults)", 0 },
+	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
+	{ "batch", 'b', NULL, 0, "Batch mode: print snapshots, no screen", 0 },
+	{ "iterations", 'n', "N", 0, "Batch mode: N snapshots, then exit", 0 },
+	{ "json", 'j', NULL, 0, "Batch mode: one JSON object per snapshot (NDJSON)", 0 },
+	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs, trigger them every second", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	int col;
+
+	switch (key) {
+	case 'd':
+		env.o.interval = strtod(arg, &end);
+		if (*end || end == arg || env.o.interval < 0.1 || env.o.interval > 3600)
+			argp_error(state, "invalid delay '%s' (seconds, 0.1 to 3600)", arg);
+		break;
+	case 's':
+		col = top_col_from_name(arg);
+		if (col < 0)
+			argp_error(state, "unknown column '%s'", arg);
+		env.o.sort = col;
+		break;
+	case 'r':
+		env.o.reverse = true;
+		break;
+	case 'b':
+		env.batch = true;
+		break;
+	case 'n':
+		env.iterations = strtol(arg, &end, 10);
+		if (*end || end == arg || env.iterations < 1)
+			argp_error(state, "invalid count '%s'", arg);
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case OPT_DEMO:
+		env.demo = true;
+		break;
+	case OPT_NO_COLOR:
+		env.o.no_color = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if ((env.json || env.iterations) && !env.batch)
+			argp_error(state, "--json and -n go with -b (batch mode)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct top_ctx {
+	struct top_model *m;
+	struct progs *progs;
+	struct pipeline *pl;
+};
+
+static bool select_all(const struct prog *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return true;
+}
+
+static int sink(const struct pipe_event *pe, void *ctx)
+{
+	struct top_ctx *c = ctx;
+
+	return top_model__event(c->m, pe);
+}
+
+/* The snapshot's capacity was taken before the drain; what the drain read
+ * comes off it, and what is left was never readable.
+ */
+static void account_drained(struct top_ctx *c)
+{
+	struct tracked **t;
+	struct row *r;
+	size_t n, i;
+	int s;
+
+	n = pipeline__tracked(c->pl, &t);
+	for (i = 0; i < n; i++) {
+		r = top_model__find(c->m, t[i]->id);
+		for (s = 0; r && s < STREAM_CNT; s++) {
+			long long left = r->capacity[s] - (long long)(t[i]->bytes_read[s] - r->bytes_read[s]);
+
+			r->capacity[s] = left > 0 ? left : 0;
+			r->bytes_read[s] = t[i]->bytes_read[s];
+		}
+	}
+}
+
+static int tick(struct top_model *m, void *ctx)
+{
+	struct top_ctx *c = ctx;
+	struct prog_list l = {};
+	long got;
+	int err;
+
+	err = progs__snapshot(c->progs, &l, PROGS_OWNERS);
+	if (err)
+		return err;
+	top_model__refresh(m, &l);
+	got = pipeline__cycle(c->pl, &l);
+	prog_list__free(&l);
+	if (got < 0)
+		return got;
+	account_drained(c);
+	return 0;
+}
+
+/* ---- batch mode -------------------------------------------------------- */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void print_batch_plain(struct top_model *m)
+{
+	static const enum top_col cols[] = {
+		COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS, COL_KINDS,
+		COL_RATE, COL_LAST, COL_SAT,
+	};
+	static const int width[] = { 7, -16, -24, -20, 6, 6, 6, -18, 6, 5, -16 };
+	struct row **rows;
+	char cell[300];
+	size_t n, i, c;
+
+	n = top_model__view(m, NULL, env.o.sort, env.o.reverse, &rows);
+	printf("%zu programs, %llu faults, %llu messages, %d losing reports; stream writes %s\n",
+	       m->cnt, m->fault_total, m->msg_total, m->losing, stream_health__label(&m->health));
+	for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+		snprintf(cell, sizeof(cell), "%s", top_col_name(cols[c]));
+		for (char *p = cell; *p; p++)
+			*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
+		printf("%s%*s", c ? " " : "", width[c], cell);
+	}
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			top_cell(m, rows[i], cols[c], cell, sizeof(cell));
+			printf("%s%*s", c ? " " : "", width[c], cell);
+		}
+		printf("\n");
+	}
+	printf("\n");
+	free(rows);
+}
+
+static struct json_object *row_json(struct top_model *m, const struct row *r)
+{
+	struct json_object *o = json_object_new_object(), *faults, *msgs, *streams, *st;
+	char buf[64];
+	int k, s;
+
+	json_object_object_add(o, "id", json_object_new_int64(r->id));
+	json_object_object_add(o, "type", json_object_new_string(prog_type_name(r->type)));
+	json_add_bytes(o, "name", r->name, strlen(r->name));
+	json_object_object_add(o, "tag", json_object_new_string(r->tag));
+	json_object_object_add(o, "owner", json_object_new_string(r->owner));
+	json_object_object_add(o, "unloaded", json_object_new_boolean(r->unloaded));
+	msgs = json_object_new_object();
+	for (s = 0; s < STREAM_CNT; s++)
+		json_object_object_add(msgs, stream_name(s + 1), json_object_new_int64(r->msgs[s]));
+	json_object_object_add(o, "messages", msgs);
+	faults = json_object_new_object();
+	for (k = 0; k < FAULT_KIND_CNT; k++)
+		if (r->faults[k])
+			json_object_object_add(faults, fault_kind_name(k), json_object_new_int64(r->faults[k]));
+	json_object_object_add(o, "faults", faults);
+	json_object_object_add(o, "fault_count", json_object_new_int64(r->fault_total));
+	json_object_object_add(o, "fault_rate_per_min", json_object_new_double(r->rate));
+	if (r->has_last_fault)
+		format_time(&r->last_fault, buf, sizeof(buf), true);
+	json_object_object_add(o, "last_fault", r->has_last_fault ? json_object_new_string(buf) : NULL);
+	streams = NULL;
+	if (r->has_streams) {
+		streams = json_object_new_object();
+		for (s = 0; s < STREAM_CNT; s++) {
+			st = json_object_new_object();
+			json_object_object_add(st, "capacity", json_object_new_int(r->capacity[s]));
+			json_object_object_add(st, "full", json_object_new_boolean(stream_full(r->capacity[s])));
+			json_object_object_add(st, "read_bytes", json_object_new_int64(r->bytes_read[s]));
+			json_object_object_add(streams, stream_name(s + 1), st);
+		}
+	}
+	json_object_object_add(o, "streams", streams);
+	json_object_object_add(o, "error_count",
+			       r->has_error_count ? json_object_new_int64(r->error_count) : NULL);
+	(void)m;
+	return o;
+}
+
+static int print_batch_json(struct top_model *m)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	struct timespec now;
+	struct row **rows;
+	char ts[40];
+	size_t n, i;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	format_time(&now, ts, sizeof(ts), true);
+	n = top_model__view(m, NULL, env.o.sort, env.o.reverse, &rows);
+	json_object_object_add(o, "schema_version", json_object_new_int(TOP_SCHEMA_VERSION));
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	json_object_object_add(o, "stream_writes", json_object_new_string(stream_health__label(&m->health)));
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, row_json(m, rows[i]));
+	json_object_object_add(o, "programs", arr);
+	err = json_print(o, stdout);
+	json_object_put(o);
+	free(rows);
+	return err;
+}
+
+static int run_batch(struct top_model *m, struct top_ctx *c)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec ts;
+	long i;
+	int err;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; !stop && (!env.iterations || i < env.iterations); i++) {
+		if (i) {
+			ts.tv_sec = (time_t)m->interval;
+			ts.tv_nsec = (long)((m->interval - ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+			if (stop)
+				break;
+		}
+		err = tick(m, c);
+		if (err)
+			return err;
+		if (env.json)
+			err = print_batch_json(m);
+		else
+			print_batch_plain(m);
+		if (fflush(stdout) || err)
+			return errno == EPIPE ? 0 : -EIO;
+	}
+	return 0;
+}
+
+int do_top(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
+		       "fault rate, last fault, saturation. Interactive unless -b.\v"
+		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
+		       "Space/p pause, c clear, h/? help, q/Esc back or quit.",
+	};
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink };
+	enum stream_backend backend;
+	struct drainer *drainer = NULL;
+	struct demo *demo = NULL;
+	struct top_model m;
+	struct top_ctx c = { .m = &m };
+	const char *cap;
+	int err, rc = EXIT_OK;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_USAGE;
+	cap = missing_cap();
+	if (cap) {
+		p_err("top needs %s", cap);
+		return EXIT_NOPERM;
+	}
+	backend = stream_backend_detect();
+	if (backend == BACKEND_NONE) {
+		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
+		return EXIT_NOSUPPORT;
+	}
+	if (!env.batch && !isatty(STDOUT_FILENO)) {
+		p_err("top needs a terminal; use -b for batch mode");
+		return EXIT_USAGE;
+	}
+	if (top_model__init(&m))
+		return EXIT_ERROR;
+	m.interval = env.o.interval;
+	m.demo = env.demo;
+	ops.ctx = &c;
+	stream_health__probe(&m.health);
+	err = progs__open(&c.progs);
+	if (!err)
+		err = drainer__new(&drainer, backend);
+	if (!err)
+		err = pipeline__new(&c.pl, drainer, &ops);
+	if (!err && env.demo)
+		err = demo__start(&demo);
+	if (err) {
+		rc = exit_for_errno(err, env.demo && c.pl ? "cannot load the demo programs" :
+							    "cannot set up top");
+		goto out;
+	}
+	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
+	if (err)
+		rc = exit_for_errno(err, "top");
+out:
+	demo__stop(demo);
+	pipeline__free(c.pl);
+	drainer__free(drainer);
+	progs__close(c.progs);
+	top_model__fini(&m);
+	return rc;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The model behind `bpfstderr top`: one row per program, refreshed from
+ * the enumeration and the stream pipeline; the screen (tui.c) and batch
+ * mode (top.c) only read it.
+ */
+#ifndef BPFSTDERR_TOP_H
+#define BPFSTDERR_TOP_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "group.h"
+#include "health.h"
+#include "parse.h"
+#include "pipeline.h"
+#include "progs.h"
+
+#define RECENT_MAX		256	/* events kept per program for the views */
+#define UNLOADED_KEEP_SEC	60	/* unloaded rows stay this long, dimmed */
+
+struct recent {
+	char *text;		/* raw bytes: a message line or a whole report */
+	size_t len;
+	int stream;
+	bool fault;
+	bool partial;
+	struct timespec ts;
+};
+
+struct row {
+	__u32 id;
+	__u64 load_time_ns;
+	char tag[17];
+	char name[256];
+	__u32 type;
+	char owner[64];			/* "comm(pid)" of the first owner, +N */
+	unsigned long long msgs[STREAM_CNT];
+	unsigned long long faults[FAULT_KIND_CNT];
+	unsigned long long fault_total;
+	unsigned long long faults_at_last_tick;
+	double rate;			/* faults per minute, smoothed */
+	struct timespec last_fault;
+	bool has_last_fault;
+	bool has_streams, has_error_count;
+	int capacity[STREAM_CNT];	/* after our drain: bytes never readable */
+	unsigned long long bytes_read[STREAM_CNT];	/* by this top, so far */
+	long long error_count;
+	bool unloaded;
+	struct timespec gone_at;
+	struct recent recent[RECENT_MAX];
+	int recent_head, recent_cnt;
+};
+
+enum top_col {
+	COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS,
+	COL_KINDS, COL_RATE, COL_LAST, COL_SAT, COL_CNT,
+};
+
+struct top_model {
+	struct row **rows;		/* sorted by id */
+	size_t cnt;
+	struct grouper *groups;		/* fault groups of every program */
+	struct stream_health health;
+	bool demo;
+	double interval;		/* seconds */
+	unsigned long long fault_total, msg_total;
+	int losing;			/* programs whose stderr lost bytes */
+	struct timespec now;
+};
+
+int top_model__init(struct top_model *m);
+/* Apply one snapshot (after the pipeline cycle fed the events). */
+void top_model__refresh(struct top_model *m, const struct prog_list *l);
+int top_model__event(struct top_model *m, const struct pipe_event *pe);
+void top_model__clear_counts(struct top_model *m);
+void top_model__fini(struct top_model *m);
+struct row *top_model__find(struct top_model *m, __u32 id);
+struct gprog *top_model__groups_of(struct top_model *m, const struct row *r);
+
+/* Rows to show: filtered and sorted; *out is malloc'd. */
+size_t top_model__view(struct top_model *m, const char *filter, enum top_col sort,
+		       bool reverse, struct row ***out);
+
+const char *top_col_name(enum top_col c);
+int top_col_from_name(const char *s);
+/* Column text, terminal-safe; buf at least 128 bytes. */
+void top_cell(const struct top_model *m, const struct row *r, enum top_col c, char *buf, size_t len);
+/* 0..1 of the stream limit, for the saturation bar. */
+double row_saturation(const struct row *r);
+const char *row_kinds(const struct row *r, char *buf, size_t len);
+
+/* tui.c */
+struct top_opts {
+	double interval;
+	enum top_col sort;
+	bool reverse;
+	bool no_color;
+};
+int tui_run(struct top_model *m, const struct top_opts *o,
+	    int (*tick)(struct top_model *m, void *ctx), void *ctx);
+
+/* demo.c: the bundled misbehaving programs, triggered every second. */
+struct demo;
+int demo__start(struct demo **out);
+void demo__stop(struct demo *d);
+
+#endif

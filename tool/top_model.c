@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "top.h"
+
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (a->tv_sec - b->tv_sec) + (a->tv_nsec - b->tv_nsec) / 1e9;
+}
+
+int top_model__init(struct top_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->groups = grouper__new();
+	return m->groups ? 0 : -ENOMEM;
+}
+
+static void row_free(struct row *r)
+{
+	int i;
+
+	for (i = 0; i < RECENT_MAX; i++)
+		free(r->recent[i].text);
+	free(r);
+}
+
+void top_model__fini(struct top_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cnt; i++)
+		row_free(m->rows[i]);
+	free(m->rows);
+	grouper__free(m->groups);
+}
+
+static int cmp_row_id(const void *a, const void *b)
+{
+	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct row *top_model__find(struct top_model *m, __u32 id)
+{
+	struct row key = { .id = id }, *kp = &key, **r;
+
+	r = bsearch(&kp, m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	return r ? *r : NULL;
+}
+
+struct gprog *top_model__groups_of(struct top_model *m, const struct row *r)
+{
+	return grouper__prog(m->groups, r->id, r->tag, r->name);
+}
+
+static void set_owner(struct row *r, const struct prog *p)
+{
+	char comm[40];
+
+	r->owner[0] = '\0';
+	if (!p->owner_cnt)
+		return;
+	term_escape(comm, sizeof(comm), p->owners[0].comm, strlen(p->owners[0].comm));
+	if (p->owner_cnt > 1)
+		snprintf(r->owner, sizeof(r->owner), "%s(%d)+%d", comm, p->owners[0].pid, p->owner_cnt - 1);
+	else
+		snprintf(r->owner, sizeof(r->owner), "%s(%d)", comm, p->owners[0].pid);
+}
+
+static struct row *row_new(const struct prog *p)
+{
+	struct row *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->id = p->id;
+	r->load_time_ns = p->load_time_ns;
+	memcpy(r->tag, p->tag, sizeof(r->tag));
+	snprintf(r->name, sizeof(r->name), "%s", p->full_name);
+	r->type = p->type;
+	return r;
+}
+
+static void row_update(struct row *r, const struct prog *p, double dt)
+{
+	double inst;
+
+	set_owner(r, p);
+	r->has_streams = p->has_streams;
+	memcpy(r->capacity, p->capacity, sizeof(r->capacity));
+	r->has_error_count = p->has_error_count;
+	r->error_count = p->error_count;
+	if (dt > 0) {
+		inst = (r->fault_total - r->faults_at_last_tick) / dt * 60;
+		r->rate = r->rate * 0.6 + inst * 0.4;
+		if (r->rate < 0.01)
+			r->rate = 0;
+	}
+	r->faults_at_last_tick = r->fault_total;
+}
+
+/* Merge the snapshot into the rows: new programs appear, gone ones are
+ * marked unloaded and dropped after UNLOADED_KEEP_SEC.
+ */
+void top_model__refresh(struct top_model *m, const struct prog_list *l)
+{
+	struct row **next = malloc((m->cnt + l->cnt + 1) * sizeof(*next));
+	struct timespec now;
+	size_t i = 0, j = 0, n = 0;
+	double dt;
+
+	if (!next)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	dt = m->now.tv_sec ? ts_diff(&now, &m->now) : 0;
+	m->now = now;
+	while (i < m->cnt || j < l->cnt) {
+		struct row *r = i < m->cnt ? m->rows[i] : NULL;
+		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
+
+		if (r && (!p || r->id < p->id || (r->id == p->id && r->load_time_ns != p->load_time_ns))) {
+			if (!r->unloaded) {
+				r->unloaded = true;
+				r->gone_at = now;
+			}
+			i++;
+			if (ts_diff(&now, &r->gone_at) > UNLOADED_KEEP_SEC) {
+				row_free(r);
+				continue;
+			}
+			next[n++] = r;
+			continue;
+		}
+		if (r && r->id == p->id) {
+			i++;
+		} else {
+			r = row_new(p);
+			if (!r) {
+				j++;
+				continue;
+			}
+		}
+		row_update(r, p, dt);
+		next[n++] = r;
+		j++;
+	}
+	free(m->rows);
+	m->rows = next;
+	m->cnt = n;
+	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	m->fault_total = m->msg_total = 0;
+	m->losing = 0;
+	for (i = 0; i < m->cnt; i++) {
+		m->fault_total += m->rows[i]->fault_total;
+		m->msg_total += m->rows[i]->msgs[0] + m->rows[i]->msgs[1];
+		m->losing += !m->rows[i]->unloaded && m->rows[i]->has_streams &&
+			     m->rows[i]->capacity[1] > 0;
+	}
+}
+
+static void remember(struct row *r, const struct pipe_event *pe)
+{
+	struct recent *rc = &r->recent[r->recent_head];
+	char *copy = malloc(pe->ev->len ? pe->ev->len : 1);
+
+	if (!copy)
+		return;
+	memcpy(copy, pe->ev->text, pe->ev->len);
+	free(rc->text);
+	rc->text = copy;
+	rc->len = pe->ev->len;
+	rc->stream = pe->ev->stream;
+	rc->fault = pe->ev->kind == EV_FAULT;
+	rc->partial = pe->ev->partial;
+	rc->ts = pe->ts;
+	r->recent_head = (r->recent_head + 1) % RECENT_MAX;
+	if (r->recent_cnt < RECENT_MAX)
+		r->recent_cnt++;
+}
+
+int top_model__event(struct top_model *m, const struct pipe_event *pe)
+{
+	struct row *r = top_model__find(m, pe->prog->id);
+	struct gprog *gp;
+
+	if (!r)
+		return 0;	/* loaded after the snapshot: next refresh */
+	remember(r, pe);
+	if (pe->ev->kind != EV_FAULT) {
+		r->msgs[pe->ev->stream - 1]++;
+		return 0;
+	}
+	r->faults[pe->ev->fault->kind]++;
+	r->fault_total++;
+	r->last_fault = pe->ts;
+	r->has_last_fault = true;
+	gp = top_model__groups_of(m, r);
+	return gp ? grouper__add_fault(m->groups, gp, pe->ev, &pe->ts) : -ENOMEM;
+}
+
+void top_model__clear_counts(struct top_model *m)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < m->cnt; i++) {
+		struct row *r = m->rows[i];
+
+		memset(r->msgs, 0, sizeof(r->msgs));
+		memset(r->faults, 0, sizeof(r->faults));
+		r->fault_total = r->faults_at_last_tick = 0;
+		r->rate = 0;
+		r->has_last_fault = false;
+		for (k = 0; k < RECENT_MAX; k++) {
+			free(r->recent[k].text);
+			r->recent[k].text = NULL;
+		}
+		r->recent_head = r->recent_cnt = 0;
+	}
+	grouper__free(m->groups);
+	m->groups = grouper__new();
+	m->fault_total = m->msg_total = 0;
+}
+
+/* ---- columns ----------------------------------------------------------- */
+
+static const char *const col_names[COL_CNT] = {
+	[COL_ID] = "id", [COL_TYPE] = "type", [COL_NAME] = "name", [COL_OWNER] = "owner",
+	[COL_OUT] = "out", [COL_ERR] = "err", [COL_FAULTS] = "faults", [COL_KINDS] = "kinds",
+	[COL_RATE] = "rate", [COL_LAST] = "last", [COL_SAT] = "saturation",
+};
+
+const char *top_col_name(enum top_col c)
+{
+	return col_names[c];
+}
+
+int top_col_from_name(const char *s)
+{
+	int c;
+
+	for (c = 0; c < COL_CNT; c++)
+		if (!strcasecmp(s, col_names[c]))
+			return c;
+	return -1;
+}
+
+double row_saturation(const struct row *r)
+{
+	if (r->has_error_count)
+		return r->error_count >= ERROR_COUNT_MAX ? 1 : (double)r->error_count / ERROR_COUNT_MAX;
+	if (!r->has_streams)
+		return 0;
+	return (double)(r->capacity[0] > r->capacity[1] ? r->capacity[0] : r->capacity[1]) /
+	       STREAM_MAX_CAPACITY;
+}
+
+const char *row_kinds(const struct row *r, char *buf, size_t len)
+{
+	static const char *const abbrev[FAULT_KIND_CNT] = {
+		[FAULT_UNKNOWN] = "?", [FAULT_ARENA_READ] = "AR", [FAULT_ARENA_WRITE] = "AW",
+		[FAULT_MAY_GOTO] = "MG", [FAULT_LOCK_DEADLOCK] = "DL", [FAULT_LOCK_TIMEOUT] = "LT",
+	};
+	size_t o = 0;
+	int k;
+
+	buf[0] = '\0';
+	for (k = 1; k <= FAULT_KIND_CNT && o < len; k++) {
+		int kind = k % FAULT_KIND_CNT;	/* unknown last */
+
+		if (r->faults[kind])
+			o += snprintf(buf + o, len - o, "%s%s:%llu", o ? " " : "", abbrev[kind],
+				      r->faults[kind]);
+	}
+	return buf;
+}
+
+static void fmt_age(const struct top_model *m, const struct row *r, char *buf, size_t len)
+{
+	double age;
+
+	if (!r->has_last_fault) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	age = ts_diff(&m->now, &r->last_fault);
+	if (age < 0)
+		age = 0;
+	if (age < 60)
+		snprintf(buf, len, "%ds", (int)age);
+	else if (age < 3600)
+		snprintf(buf, len, "%dm", (int)(age / 60));
+	else
+		snprintf(buf, len, "%dh", (int)(age / 3600));
+}
+
+static void fmt_saturation(const struct row *r, char *buf, size_t len)
+{
+	int cap = r->capacity[1] > r->capacity[0] ? r->capacity[1] : r->capacity[0];
+
+	if (r->has_error_count) {
+		snprintf(buf, len, "%lld/%d%s", r->error_count, ERROR_COUNT_MAX,
+			 r->error_count > ERROR_COUNT_MAX ? " hidden" : "");
+	} else if (!r->has_streams) {
+		snprintf(buf, len, "-");
+	} else if (stream_full(cap)) {
+		snprintf(buf, len, "full");
+	} else if (cap) {
+		/* right after our drain: what is still accounted was never readable */
+		snprintf(buf, len, "leaked %dB", cap);
+	} else {
+		snprintf(buf, len, "ok");
+	}
+}
+
+void top_cell(const struct top_model *m, const struct row *r, enum top_col c, char *buf, size_t len)
+{
+	switch (c) {
+	case COL_ID:
+		snprintf(buf, len, "%u", r->id);
+		break;
+	case COL_TYPE:
+		snprintf(buf, len, "%s", prog_type_name(r->type));
+		break;
+	case COL_NAME:
+		term_escape(buf, len, r->name, strlen(r->name));
+		break;
+	case COL_OWNER:
+		snprintf(buf, len, "%s", r->unloaded ? "(unloaded)" : r->owner);
+		break;
+	case COL_OUT:
+		snprintf(buf, len, "%llu", r->msgs[0]);
+		break;
+	case COL_ERR:
+		snprintf(buf, len, "%llu", r->msgs[1]);
+		break;
+	case COL_FAULTS:
+		snprintf(buf, len, "%llu", r->fault_total);
+		break;
+	case COL_KINDS:
+		row_kinds(r, buf, len);
+		break;
+	case COL_RATE:
+		snprintf(buf, len, "%.1f", r->rate);
+		break;
+	case COL_LAST:
+		fmt_age(m, r, buf, len);
+		break;
+	case COL_SAT:
+		fmt_saturation(r, buf, len);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+/* ---- the view ---------------------------------------------------------- */
+
+static enum top_col sort_col;
+static bool sort_rev;
+
+static int cmp_num(double a, double b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_view(const void *a, const void *b)
+{
+	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+	int c = 0;
+
+	switch (sort_col) {
+	case COL_ID: c = cmp_num(x->id, y->id); break;
+	case COL_TYPE: c = strcmp(prog_type_name(x->type), prog_type_name(y->type)); break;
+	case COL_NAME: c = strcmp(x->name, y->name); break;
+	case COL_OWNER: c = strcmp(x->owner, y->owner); break;
+	case COL_OUT: c = cmp_num(x->msgs[0], y->msgs[0]); break;
+	case COL_ERR: c = cmp_num(x->msgs[1], y->msgs[1]); break;
+	case COL_FAULTS: case COL_KINDS: c = cmp_num(x->fault_total, y->fault_total); break;
+	case COL_RATE: c = cmp_num(x->rate, y->rate); break;
+	case COL_LAST:
+		c = cmp_num(x->has_last_fault ? x->last_fault.tv_sec + x->last_fault.tv_nsec / 1e9 : 0,
+			    y->has_last_fault ? y->last_fault.tv_sec + y->last_fault.tv_nsec / 1e9 : 0);
+		break;
+	case COL_SAT: c = cmp_num(row_saturation(x), row_saturation(y)); break;
+	default: break;
+	}
+	/* numbers read best largest first; text and ids ascending */
+	if (sort_col != COL_ID && sort_col != COL_TYPE && sort_col != COL_NAME && sort_col != COL_OWNER)
+		c = -c;
+	if (!c)
+		c = cmp_num(x->id, y->id);
+	return sort_rev ? -c : c;
+}
+
+static bool matches(const struct row *r, const char *filter)
+{
+	if (!filter || !*filter)
+		return true;
+	return strcasestr(r->name, filter) || strcasestr(prog_type_name(r->type), filter) ||
+	       strcasestr(r->owner, filter);
+}
+
+size_t top_model__view(struct top_model *m, const char *filter, enum top_col sort,
+		       bool reverse, struct row ***out)
+{
+	struct row **v = malloc((m->cnt + 1) * sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v) {
+		*out = NULL;
+		return 0;
+	}
+	for (i = 0; i < m->cnt; i++)
+		if (matches(m->rows[i], filter))
+			v[n++] = m->rows[i];
+	sort_col = sort;
+	sort_rev = reverse;
+	qsort(v, n, sizeof(*v), cmp_view);
+	*out = v;
+	return n;
+}

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The ncurses screen of `bpfstderr top`: draws the model (top.h), keys go
+ * through one action table, from which the help screen is made too.
+ * Every string drawn has been through term_escape() already.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+#include <curses.h>
+
+#include "output.h"
+#include "render.h"
+#include "top.h"
+
+#define MIN_COLS	40
+#define MIN_LINES	10
+
+enum view { VIEW_TABLE, VIEW_DETAIL, VIEW_FOLLOW, VIEW_HELP };
+
+enum pair { PAIR_HEAD = 1, PAIR_FAULT, PAIR_WARN, PAIR_OK, PAIR_DIM, PAIR_SEL };
+
+struct tui {
+	struct top_model *m;
+	struct top_opts o;
+	int (*tick)(struct top_model *m, void *ctx);
+	void *ctx;
+	enum view view, back;
+	struct row **rows;
+	size_t nrows, sel, first;
+	__u32 sel_id;
+	int scroll;		/* detail/follow/help: lines from the top, -1 = bottom */
+	char filter[64];
+	bool editing;
+	bool paused;
+	bool quit;
+	bool color;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	got_signal = 1;
+}
+
+static void restore_terminal(void)
+{
+	if (!isendwin())
+		endwin();
+}
+
+/* ---- drawing helpers ---------------------------------------------------- */
+
+static void style_on(struct tui *t, enum pair p, int extra)
+{
+	if (t->color && p)
+		attron(COLOR_PAIR(p));
+	if (extra)
+		attron(extra);
+}
+
+static void style_off(struct tui *t, enum pair p, int extra)
+{
+	if (t->color && p)
+		attroff(COLOR_PAIR(p));
+	if (extra)
+		attroff(extra);
+}
+
+/* Draw safe UTF-8 text clipped to width columns; returns columns used. */
+static int put_clipped(int y, int x, const char *s, int width)
+{
+	mbstate_t st = {};
+	int used = 0, w;
+	size_t n;
+	wchar_t wc;
+
+	move(y, x);
+	while (*s && used < width) {
+		n = mbrtowc(&wc, s, strlen(s), &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			addch('?');
+			used++;
+			s++;
+			memset(&st, 0, sizeof(st));
+			continue;
+		}
+		w = wcwidth(wc);
+		if (w < 0)
+			w = 1;
+		if (used + w > width)
+			break;
+		addnstr(s, n);
+		used += w;
+		s += n;
+	}
+	return used;
+}
+
+static void put_padded(int y, int x, const char *s, int width, bool right)
+{
+	int len = 0;
+	mbstate_t st = {};
+	const char *p = s;
+	wchar_t wc;
+	size_t n;
+
+	while (*p && (n = mbrtowc(&wc, p, strlen(p), &st)) && n < (size_t)-2) {
+		len += wcwidth(wc) > 0 ? wcwidth(wc) : 1;
+		p += n;
+	}
+	if (right && len < width)
+		x += width - len;
+	put_clipped(y, x, s, width);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+struct col_layout {
+	enum top_col col;
+	int width;
+	bool right;
+	int priority;		/* dropped first when narrow: highest number */
+};
+
+static const struct col_layout layout[] = {
+	{ COL_ID, 7, true, 0 },
+	{ COL_TYPE, 14, false, 5 },
+	{ COL_NAME, 22, false, 0 },
+	{ COL_OWNER, 18, false, 10 },
+	{ COL_OUT, 6, true, 7 },
+	{ COL_ERR, 6, true, 6 },
+	{ COL_FAULTS, 7, true, 1 },
+	{ COL_KINDS, 18, false, 9 },
+	{ COL_RATE, 6, true, 8 },
+	{ COL_LAST, 5, true, 4 },
+	{ COL_SAT, 20, false, 2 },
+};
+#define LAYOUT_CNT ((int)(sizeof(layout) / sizeof(layout[0])))
+
+/* Which columns fit: drop by priority until the row fits in COLS. */
+static int fit_columns(bool *show)
+{
+	int total = 0, i, worst, name_extra;
+
+	for (i = 0; i < LAYOUT_CNT; i++) {
+		show[i] = true;
+		total += layout[i].width + 1;
+	}
+	while (total > COLS) {
+		worst = -1;
+		for (i = 0; i < LAYOUT_CNT; i++)
+			if (show[i] && layout[i].priority &&
+			    (worst < 0 || layout[i].priority > layout[worst].priority))
+				worst = i;
+		if (worst < 0)
+			break;
+		show[worst] = false;
+		total -= layout[worst].width + 1;
+	}
+	name_extra = COLS - total;
+	return name_extra > 0 ? name_extra : 0;
+}
+
+static enum pair sat_pair(const struct row *r)
+{
+	double s = row_saturation(r);
+
+	if (r->has_streams && r->capacity[1] > 0)
+		return PAIR_FAULT;	/* bytes lost */
+	return s >= 0.9 ? PAIR_FAULT : s >= 0.5 ? PAIR_WARN : PAIR_OK;
+}
+
+static void draw_sat(struct tui *t, int y, int x, int w, const struct row *r, const char *text)
+{
+	int bar = w >= 18 ? 6 : 0, fill, i;
+	char b[16];
+
+	if (bar) {
+		fill = (int)(row_saturation(r) * bar + 0.999);
+		if (fill > bar)
+			fill = bar;
+		b[0] = '[';
+		for (i = 0; i < bar; i++)
+			b[i + 1] = i < fill ? '#' : '-';
+		b[bar + 1] = ']';
+		b[bar + 2] = '\0';
+		style_on(t, sat_pair(r), 0);
+		put_clipped(y, x, b, bar + 2);
+		style_off(t, sat_pair(r), 0);
+	}
+	style_on(t, sat_pair(r), 0);
+	put_clipped(y, x + (bar ? bar + 3 : 0), text, w - (bar ? bar + 3 : 0));
+	style_off(t, sat_pair(r), 0);
+}
+
+static void draw_row(struct tui *t, int y, const struct row *r, const bool *show, int name_extra,
+		     bool selected)
+{
+	char cell[300];
+	int x = 0, i, w;
+	int extra = selected ? A_REVERSE : r->unloaded ? A_DIM : 0;
+
+	if (selected) {
+		attron(A_REVERSE);
+		mvhline(y, 0, ' ', COLS);
+	}
+	for (i = 0; i < LAYOUT_CNT; i++) {
+		if (!show[i])
+			continue;
+		w = layout[i].width + (layout[i].col == COL_NAME ? name_extra : 0);
+		top_cell(t->m, r, layout[i].col, cell, sizeof(cell));
+		if (layout[i].col == COL_SAT && !selected) {
+			draw_sat(t, y, x, w, r, cell);
+		} else {
+			enum pair p = layout[i].col == COL_FAULTS && r->fault_total ? PAIR_FAULT : 0;
+
+			style_on(t, selected ? 0 : p, extra);
+			put_padded(y, x, cell, w, layout[i].right);
+			style_off(t, selected ? 0 : p, extra);
+		}
+		x += w + 1;
+	}
+	if (selected)
+		attroff(A_REVERSE);
+}
+
+static void draw_header(struct tui *t, int y, const bool *show, int name_extra)
+{
+	char label[32];
+	int x = 0, i, w;
+
+	style_on(t, PAIR_HEAD, A_REVERSE);
+	mvhline(y, 0, ' ', COLS);
+	for (i = 0; i < LAYOUT_CNT; i++) {
+		if (!show[i])
+			continue;
+		w = layout[i].width + (layout[i].col == COL_NAME ? name_extra : 0);
+		snprintf(label, sizeof(label), "%s", top_col_name(layout[i].col));
+		for (char *c = label; *c; c++)
+			*c = *c >= 'a' && *c <= 'z' ? *c - 32 : *c;
+		if (layout[i].col == t->o.sort)
+			strcat(label, t->o.reverse ? "^" : "v");
+		put_padded(y, x, label, w, layout[i].right);
+		x += w + 1;
+	}
+	style_off(t, PAIR_HEAD, A_REVERSE);
+}
+
+static void draw_status(struct tui *t)
+{
+	const struct stream_health *h = &t->m->health;
+	char line[512];
+	int faulting = 0;
+	size_t i;
+
+	for (i = 0; i < t->m->cnt; i++)
+		faulting += t->m->rows[i]->fault_total > 0;
+	snprintf(line, sizeof(line),
+		 "bpfstderr top - %zu programs, %d faulting, %llu faults, %llu messages, %d losing reports"
+		 " | every %.1fs | sort %s%s%s%s%s",
+		 t->m->cnt, faulting, t->m->fault_total, t->m->msg_total, t->m->losing,
+		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "",
+		 t->filter[0] ? " | filter: " : "", t->filter, t->paused ? " | PAUSED" : "");
+	style_on(t, 0, A_BOLD);
+	put_clipped(0, 0, line, COLS);
+	style_off(t, 0, A_BOLD);
+	if (h->verdict == WRITE_WORKS) {
+		style_on(t, PAIR_OK, 0);
+		put_clipped(1, 0, "stream writes work: messages and fault reports are readable", COLS);
+		style_off(t, PAIR_OK, 0);
+		return;
+	}
+	snprintf(line, sizeof(line), "stream writes %s%s: %s", stream_health__label(h),
+		 h->verdict == WRITE_ENOMEM ? " - fault reports are being dropped by this kernel" : "",
+		 stream_health__meaning(h));
+	style_on(t, PAIR_FAULT, A_BOLD);
+	put_clipped(1, 0, line, COLS);
+	style_off(t, PAIR_FAULT, A_BOLD);
+}
+
+static int draw_banner(struct tui *t)
+{
+	if (!t->m->demo)
+		return 0;
+	style_on(t, PAIR_WARN, 0);
+	put_clipped(2, 0, t->m->health.verdict == WRITE_WORKS ?
+		    "demo: demo_* programs fault once a second (arena, may_goto, deadlock) and print" :
+		    "demo: demo_* programs fault once a second; their reports are dropped here, so "
+		    "their streams stay empty and SATURATION shows the bytes each dropped report leaked",
+		    COLS);
+	style_off(t, PAIR_WARN, 0);
+	return 1;
+}
+
+static void draw_footer(struct tui *t)
+{
+	char line[256];
+
+	if (t->editing)
+		snprintf(line, sizeof(line), "filter (name, type, owner): %s_   Enter apply, Esc cancel",
+			 t->filter);
+	else if (t->view == VIEW_TABLE)
+		snprintf(line, sizeof(line), "Enter detail  f follow  / filter  s,<,> sort  r reverse  "
+			 "Space pause  c clear  h help  q quit");
+	else
+		snprintf(line, sizeof(line), "Up/Down scroll  q,Esc back  h help");
+	style_on(t, 0, A_REVERSE);
+	mvhline(LINES - 1, 0, ' ', COLS);
+	put_clipped(LINES - 1, 0, line, COLS);
+	style_off(t, 0, A_REVERSE);
+}
+
+static void rebuild_view(struct tui *t)
+{
+	size_t i;
+
+	free(t->rows);
+	t->nrows = top_model__view(t->m, t->filter, t->o.sort, t->o.reverse, &t->rows);
+	t->sel = 0;
+	for (i = 0; i < t->nrows; i++)
+		if (t->rows[i]->id == t->sel_id)
+			t->sel = i;
+	if (t->nrows)
+		t->sel_id = t->rows[t->sel]->id;
+}
+
+static void draw_table(struct tui *t, int y0)
+{
+	bool show[LAYOUT_CNT];
+	int name_extra = fit_columns(show), height = LINES - 1 - (y0 + 1);
+	size_t i;
+
+	draw_header(t, y0, show, name_extra);
+	if (t->sel < t->first)
+		t->first = t->sel;
+	if (height > 0 && t->sel >= t->first + height)
+		t->first = t->sel - height + 1;
+	for (i = t->first; i < t->nrows && (int)(i - t->first) < height; i++)
+		draw_row(t, y0 + 1 + (i - t->first), t->rows[i], show, name_extra, i == t->sel);
+	if (!t->nrows)
+		put_clipped(y0 + 2, 2, t->filter[0] ? "no program matches the filter" :
+			    "no BPF programs loaded", COLS - 2);
+}
+
+/* ---- text pages: detail, follow, help ------------------------------------ */
+
+static void print_recent(FILE *f, const struct row *r, int max, bool frames)
+{
+	int i, n = r->recent_cnt < max ? r->recent_cnt : max;
+	char ts[32];
+
+	for (i = n; i > 0; i--) {
+		const struct recent *rc = &r->recent[(r->recent_head - i + RECENT_MAX) % RECENT_MAX];
+		struct fault flt;
+
+		format_time(&rc->ts, ts, sizeof(ts), false);
+		fprintf(f, "%s %s: ", ts, stream_name(rc->stream));
+		if (rc->fault && !fault__parse(rc->text, rc->len, true, &flt)) {
+			fprintf(f, "FAULT ");
+			print_fault_summary(f, &flt);
+			fputc('\n', f);
+			if (frames)
+				print_frames(f, &flt, "    ", fault_first_frame(&flt), 0);
+			fault__fini(&flt);
+			continue;
+		}
+		fput_term(f, rc->text, rc->len);
+		fputs(rc->partial ? " [no newline]\n" : "\n", f);
+	}
+	if (!n)
+		fprintf(f, "(nothing read from this program yet)\n");
+}
+
+static void print_saturation(FILE *f, const struct row *r)
+{
+	int s;
+
+	if (r->has_error_count)
+		fprintf(f, "kernel error count %lld/%d%s\n", r->error_count, ERROR_COUNT_MAX,
+			r->error_count > ERROR_COUNT_MAX ? " (reports beyond 64 hidden)" : "");
+	for (s = 0; s < STREAM_CNT && r->has_streams; s++)
+		fprintf(f, "%s: %d of %d bytes accounted after draining%s%s\n", stream_name(s + 1),
+			r->capacity[s], STREAM_MAX_CAPACITY,
+			r->capacity[s] ? ": never readable, lost" : "",
+			stream_full(r->capacity[s]) ? "; FULL, writes refused" : "");
+}
+
+static void print_detail(struct tui *t, FILE *f, struct row *r)
+{
+	struct gprog *gp = top_model__groups_of(t->m, r);
+	char name[600], first[32], last[32];
+	struct fault flt;
+	int i;
+
+	term_escape(name, sizeof(name), r->name, strlen(r->name));
+	fprintf(f, "program %u %s  tag %s  %s  %s%s\n", r->id, name, r->tag, prog_type_name(r->type),
+		r->owner, r->unloaded ? "  UNLOADED" : "");
+	fprintf(f, "messages: stdout %llu, stderr %llu; faults %llu", r->msgs[0], r->msgs[1],
+		r->fault_total);
+	if (r->fault_total)
+		fprintf(f, " (%s)", row_kinds(r, name, sizeof(name)));
+	fputc('\n', f);
+	print_saturation(f, r);
+	fprintf(f, "\nFAULT GROUPS\n");
+	for (i = 0; gp && i < gp->group_cnt; i++) {
+		const struct fgroup *g = &gp->groups[i];
+
+		if (fault__parse(g->example, g->example_len, true, &flt))
+			continue;
+		format_time(&g->first, first, sizeof(first), false);
+		format_time(&g->last, last, sizeof(last), false);
+		fprintf(f, "%llux ", g->count);
+		print_fault_summary(f, &flt);
+		fprintf(f, "\n  first %.8s, last %.8s, %d task%s, %d CPU%s\n", first, last,
+			g->pid_cnt, g->pid_cnt == 1 ? "" : "s", g->cpu_cnt, g->cpu_cnt == 1 ? "" : "s");
+		print_frames(f, &flt, "    ", fault_first_frame(&flt), 12);
+		fault__fini(&flt);
+	}
+	if (!gp || !gp->group_cnt)
+		fprintf(f, "(none seen)\n");
+	fprintf(f, "\nRECENT MESSAGES\n");
+	print_recent(f, r, 30, false);
+}
+
+static void draw_text(struct tui *t, int y0, void (*fill)(struct tui *t, FILE *f));
+
+struct action {
+	int keys[4];
+	const char *label;
+	const char *help;
+	void (*fn)(struct tui *t);
+};
+
+static const struct action *actions_table(size_t *n);
+
+static void print_help(FILE *f)
+{
+	const struct action *a;
+	size_t n, i;
+
+	a = actions_table(&n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "  %-16s %s\n", a[i].label, a[i].help);
+	fprintf(f, "\nColumns: OUT/ERR messages read per stream, FAULTS reports parsed, KINDS by kind\n"
+		   "(AR/AW arena read/write, MG may_goto, DL deadlock, LT lock timeout), RATE faults\n"
+		   "per minute, LAST age of the last fault, SATURATION the stream capacity in use:\n"
+		   "'leaked NB' is accounted but never readable (reports dropped), 'full' means\n"
+		   "writes are refused, n/64 is the RFC kernels' error count.\n");
+}
+
+/* Render a page into lines and draw from line `scroll` (-1: the end),
+ * under a title that does not scroll.
+ */
+static void draw_page(struct tui *t, int y0, void (*fill)(struct tui *t, FILE *f),
+		      void (*title)(struct tui *t, char *buf, size_t len))
+{
+	char head[700];
+
+	title(t, head, sizeof(head));
+	style_on(t, PAIR_HEAD, A_BOLD);
+	put_clipped(y0++, 0, head, COLS);
+	style_off(t, PAIR_HEAD, A_BOLD);
+	draw_text(t, y0, fill);
+}
+
+static void draw_text(struct tui *t, int y0, void (*fill)(struct tui *t, FILE *f))
+{
+	char *buf = NULL, *line, *nl;
+	size_t len = 0;
+	int height = LINES - 1 - y0, total = 0, start, i = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	fill(t, f);
+	fclose(f);
+	for (char *c = buf; c && *c; c++)
+		total += *c == '\n';
+	start = t->scroll < 0 || t->scroll > total - height ? total - height : t->scroll;
+	if (start < 0)
+		start = 0;
+	if (t->scroll >= 0)
+		t->scroll = start;
+	for (line = buf; line && *line; line = nl ? nl + 1 : NULL, i++) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (i >= start && i - start < height)
+			put_clipped(y0 + i - start, 0, line, COLS);
+	}
+	free(buf);
+}
+
+static struct row *selected_row(struct tui *t)
+{
+	return t->nrows ? t->rows[t->sel] : NULL;
+}
+
+static void fill_detail(struct tui *t, FILE *f)
+{
+	struct row *r = selected_row(t);
+
+	if (r)
+		print_detail(t, f, r);
+}
+
+static void fill_follow(struct tui *t, FILE *f)
+{
+	struct row *r = selected_row(t);
+
+	if (r)
+		print_recent(f, r, RECENT_MAX, true);
+}
+
+static void title_of(struct tui *t, char *buf, size_t len, const char *what)
+{
+	struct row *r = selected_row(t);
+	char name[300];
+
+	if (!r) {
+		snprintf(buf, len, "%s", what);
+		return;
+	}
+	term_escape(name, sizeof(name), r->name, strlen(r->name));
+	snprintf(buf, len, "%s program %u %s%s", what, r->id, name, r->unloaded ? " (unloaded)" : "");
+}
+
+static void title_detail(struct tui *t, char *buf, size_t len)
+{
+	title_of(t, buf, len, "detail of");
+}
+
+static void title_follow(struct tui *t, char *buf, size_t len)
+{
+	title_of(t, buf, len, "following");
+}
+
+static void title_help(struct tui *t, char *buf, size_t len)
+{
+	(void)t;
+	snprintf(buf, len, "bpfstderr top - keys");
+}
+
+static void fill_help(struct tui *t, FILE *f)
+{
+	(void)t;
+	print_help(f);
+}
+
+static void draw(struct tui *t)
+{
+	int y0;
+
+	erase();
+	if (COLS < MIN_COLS || LINES < MIN_LINES) {
+		put_clipped(0, 0, "terminal too small for bpfstderr top (40x10 needed)", COLS);
+		refresh();
+		return;
+	}
+	draw_status(t);
+	y0 = 2 + draw_banner(t);
+	switch (t->view) {
+	case VIEW_TABLE:
+		draw_table(t, y0);
+		break;
+	case VIEW_DETAIL:
+		draw_page(t, y0, fill_detail, title_detail);
+		break;
+	case VIEW_FOLLOW:
+		draw_page(t, y0, fill_follow, title_follow);
+		break;
+	case VIEW_HELP:
+		draw_page(t, y0, fill_help, title_help);
+		break;
+	}
+	draw_footer(t);
+	refresh();
+}
+
+/* ---- actions ----------------------------------------------------------- */
+
+static void move_sel(struct tui *t, long delta)
+{
+	long s;
+
+	if (t->view != VIEW_TABLE) {
+		t->scroll = (t->scroll < 0 ? 1000000 : t->scroll) + delta;
+		if (t->scroll < 0)
+			t->scroll = 0;
+		return;
+	}
+	if (!t->nrows)
+		return;
+	s = (long)t->sel + delta;
+	s = s < 0 ? 0 : s >= (long)t->nrows ? (long)t->nrows - 1 : s;
+	t->sel = s;
+	t->sel_id = t->rows[s]->id;
+}
+
+static void act_up(struct tui *t) { move_sel(t, -1); }
+static void act_down(struct tui *t) { move_sel(t, 1); }
+static void act_pgup(struct tui *t) { move_sel(t, -(LINES - 5)); }
+static void act_pgdn(struct tui *t) { move_sel(t, LINES - 5); }
+static void act_home(struct tui *t) { move_sel(t, -1000000); }
+static void act_end(struct tui *t) { move_sel(t, 1000000); }
+
+static void open_view(struct tui *t, enum view v)
+{
+	if (v != VIEW_HELP && !selected_row(t))
+		return;
+	if (t->view != VIEW_HELP)
+		t->back = t->view;
+	t->view = v;
+	t->scroll = v == VIEW_FOLLOW ? -1 : 0;
+}
+
+static void act_detail(struct tui *t) { if (t->view == VIEW_TABLE) open_view(t, VIEW_DETAIL); }
+static void act_follow(struct tui *t) { open_view(t, VIEW_FOLLOW); }
+static void act_help(struct tui *t) { open_view(t, VIEW_HELP); }
+
+static void act_back(struct tui *t)
+{
+	if (t->view == VIEW_TABLE) {
+		t->quit = true;
+		return;
+	}
+	t->view = t->view == VIEW_HELP ? t->back : VIEW_TABLE;
+	t->back = VIEW_TABLE;
+}
+
+static void act_filter(struct tui *t)
+{
+	t->view = VIEW_TABLE;
+	t->editing = true;
+}
+
+static void act_sort_next(struct tui *t) { t->o.sort = (t->o.sort + 1) % COL_CNT; rebuild_view(t); }
+static void act_sort_prev(struct tui *t) { t->o.sort = (t->o.sort + COL_CNT - 1) % COL_CNT; rebuild_view(t); }
+static void act_reverse(struct tui *t) { t->o.reverse = !t->o.reverse; rebuild_view(t); }
+static void act_pause(struct tui *t) { t->paused = !t->paused; }
+static void act_clear(struct tui *t) { top_model__clear_counts(t->m); rebuild_view(t); }
+static void act_quit(struct tui *t) { t->quit = true; }
+
+static const struct action actions[] = {
+	{ { KEY_UP, 'k' }, "Up, k", "select the program above (scroll up in a page)", act_up },
+	{ { KEY_DOWN, 'j' }, "Down, j", "select the program below (scroll down)", act_down },
+	{ { KEY_PPAGE }, "PgUp", "a page up", act_pgup },
+	{ { KEY_NPAGE }, "PgDn", "a page down", act_pgdn },
+	{ { KEY_HOME, 'g' }, "Home, g", "first", act_home },
+	{ { KEY_END, 'G' }, "End, G", "last", act_end },
+	{ { '\n', KEY_ENTER }, "Enter", "detail: fault groups, stacks, recent messages", act_detail },
+	{ { 'f' }, "f", "follow the selected program live", act_follow },
+	{ { '/' }, "/", "filter by name, type or owner (substring)", act_filter },
+	{ { 's', '>' }, "s, >", "sort by the next column", act_sort_next },
+	{ { '<' }, "<", "sort by the previous column", act_sort_prev },
+	{ { 'r' }, "r", "reverse the sort order", act_reverse },
+	{ { ' ', 'p' }, "Space, p", "pause / resume reading", act_pause },
+	{ { 'c' }, "c", "clear counts and fault groups", act_clear },
+	{ { 'h', '?' }, "h, ?", "this help", act_help },
+	{ { 'q', 27 }, "q, Esc", "back, or quit from the table", act_back },
+	{ { 'Q' }, "Q", "quit from anywhere", act_quit },
+};
+
+static const struct action *actions_table(size_t *n)
+{
+	*n = sizeof(actions) / sizeof(actions[0]);
+	return actions;
+}
+
+static void edit_filter(struct tui *t, int ch)
+{
+	size_t len = strlen(t->filter);
+
+	if (ch == '\n' || ch == KEY_ENTER) {
+		t->editing = false;
+	} else if (ch == 27) {
+		t->filter[0] = '\0';
+		t->editing = false;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (len)
+			t->filter[len - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < sizeof(t->filter)) {
+		t->filter[len] = ch;
+		t->filter[len + 1] = '\0';
+	}
+	rebuild_view(t);
+}
+
+static void handle_key(struct tui *t, int ch)
+{
+	size_t i;
+	int k;
+
+	if (t->editing) {
+		edit_filter(t, ch);
+		return;
+	}
+	for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		for (k = 0; k < 4 && actions[i].keys[k]; k++)
+			if (actions[i].keys[k] == ch) {
+				actions[i].fn(t);
+				return;
+			}
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static void init_colors(struct tui *t)
+{
+	t->color = !t->o.no_color && has_colors() && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+	if (!t->color)
+		return;
+	start_color();
+	use_default_colors();
+	init_pair(PAIR_HEAD, COLOR_CYAN, -1);
+	init_pair(PAIR_FAULT, COLOR_RED, -1);
+	init_pair(PAIR_WARN, COLOR_YELLOW, -1);
+	init_pair(PAIR_OK, COLOR_GREEN, -1);
+	init_pair(PAIR_DIM, COLOR_WHITE, -1);
+	init_pair(PAIR_SEL, COLOR_BLACK, COLOR_CYAN);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int tui_run(struct top_model *m, const struct top_opts *o,
+	    int (*tick)(struct top_model *m, void *ctx), void *ctx)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct tui t = { .m = m, .o = *o, .tick = tick, .ctx = ctx, .sel_id = 0 };
+	double next = 0, left;
+	int ch, err = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	setlocale(LC_ALL, "");
+	if (!initscr())
+		return -ENOTTY;
+	atexit(restore_terminal);
+	set_escdelay(25);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	init_colors(&t);
+	while (!t.quit && !got_signal) {
+		if (now_s() >= next) {
+			if (!t.paused) {
+				err = tick(m, ctx);
+				if (err)
+					break;
+			}
+			rebuild_view(&t);
+			next = now_s() + m->interval;
+		}
+		draw(&t);
+		left = next - now_s();
+		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
+		ch = getch();
+		if (ch == KEY_RESIZE || ch == ERR)
+			continue;
+		handle_key(&t, ch == '\r' ? '\n' : ch);
+	}
+	free(t.rows);
+	restore_terminal();
+	return err;
+}
