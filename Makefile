@@ -144,7 +144,10 @@ check: deps
 test: tests-build
 	tests/run.sh $(BUILD)
 
-run: deps all
+# deps first, then a fresh make: flags come from pkg-config, which deps may
+# have just installed.
+run: deps
+	$(MAKE) all
 	$(BUILD)/bpfstderr top --demo
 
 install: all
