@@ -27,7 +27,7 @@ with open(path, "w") as f:
 PY
 fi
 size=$(stat -c %s "$corpus")
-t() { local s e; s=$(date +%s.%N); "$@" > "$cache/out" 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc; }
+t() { local s e; s=$(date +%s.%N); "$@" > "$cache/out" 2>&1 || true; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }'; }
 cat "$corpus" > /dev/null	# same page cache for both
 tg=$(t grep -c '^ERROR:' "$corpus")
 ng=$(cat "$cache/out")
