@@ -15,6 +15,7 @@
 #include "progs.h"
 #include "render.h"
 #include "stream.h"
+#include "symbolize.h"
 
 #define IDS_MAX		64
 #define MATCH_MAX	16
@@ -41,6 +42,8 @@ static struct follow_env {
 	bool no_color;
 	long interval_ms;	/* 0: adaptive */
 	bool color;
+	const char *vmlinux;
+	struct symbolizer *sym;
 } env;
 
 static volatile sig_atomic_t stop;
@@ -51,6 +54,7 @@ enum {
 	OPT_NO_COLOR,
 	OPT_NAME,
 	OPT_TAG,
+	OPT_VMLINUX,
 };
 
 static const struct argp_option opts[] = {
@@ -64,6 +68,7 @@ static const struct argp_option opts[] = {
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
 	{ "interval", 'd', "SECS", 0, "Poll every SECS (default: adaptive, 0.05 to 1 s)", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
+	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
 };
 
@@ -127,6 +132,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_COLOR:
 		env.no_color = true;
 		break;
+	case OPT_VMLINUX:
+		env.vmlinux = arg;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -189,7 +197,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 		fprintf(out, "%sFAULT ", env.color ? C_FAULT : "");
 		print_fault_summary(out, ev->fault);
 		fprintf(out, "%s\n", env.color ? C_RESET : "");
-		print_frames(out, ev->fault, "    ", 0, 0);
+		print_frames(out, env.sym, ev->fault, "    ", 0, 0);
 		return;
 	}
 	if (env.color && err)
@@ -209,7 +217,7 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	if (env.errors_only && pe->ev->kind != EV_FAULT)
 		return 0;
 	if (env.json) {
-		o = event_json(pe);
+		o = event_json(env.sym, pe);
 		err = json_print(o, stdout);
 		json_object_put(o);
 	} else {
@@ -367,6 +375,9 @@ int do_follow(int argc, char **argv)
 		goto out;
 	err = drainer__new(&drainer, backend);
 	if (!err)
+		err = symbolizer__new(&env.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true });
+	ops.sym = env.sym;
+	if (!err)
 		err = pipeline__new(&pl, drainer, &ops);
 	if (err) {
 		rc = exit_for_errno(err, "cannot set up stream draining");
@@ -380,6 +391,7 @@ int do_follow(int argc, char **argv)
 		rc = exit_for_errno(err, "follow");
 out:
 	pipeline__free(pl);
+	symbolizer__free(env.sym);
 	drainer__free(drainer);
 	progs__close(progs);
 	return rc;

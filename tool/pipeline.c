@@ -20,6 +20,8 @@ static int on_event(const struct event *ev, void *ctx)
 	struct pipe_event pe = { .ev = ev, .prog = t };
 
 	clock_gettime(CLOCK_REALTIME, &pe.ts);
+	if (ev->kind == EV_FAULT && t->pl->ops.sym)
+		symbolizer__warm(t->pl->ops.sym, ev->fault);
 	if (ev->kind == EV_FAULT)
 		t->faults[ev->fault->kind]++;
 	else

@@ -10,6 +10,7 @@
 #include "parse.h"
 #include "progs.h"
 #include "stream.h"
+#include "symbolize.h"
 
 /* A program the pipeline follows: identity and what bpfstderr has seen. */
 struct tracked {
@@ -38,6 +39,10 @@ struct pipeline_ops {
 	int (*sink)(const struct pipe_event *pe, void *ctx);
 	void (*gone)(const struct tracked *t, void *ctx);	/* after its flush */
 	void *ctx;
+	/* when set, BPF line info is cached for every fault before the sink
+	 * sees it: once a program is unloaded its line info is gone
+	 */
+	struct symbolizer *sym;
 };
 
 struct pipeline;

@@ -6,6 +6,7 @@
 
 #include "output.h"
 #include "render.h"
+#include "symbolize.h"
 
 bool want_color(FILE *out, bool no_color_opt)
 {
@@ -46,9 +47,48 @@ static struct json_object *hex_json(unsigned long long v)
 	return json_object_new_string(buf);
 }
 
-struct json_object *frame_json(const struct frame *fr)
+static struct json_object *site_json(const struct sym_site *site)
 {
 	struct json_object *o = json_object_new_object();
+
+	if (site->func)
+		add_str(o, "function", site->func);
+	if (site->file)
+		add_str(o, "file", site->file);
+	json_object_object_add(o, "line", json_object_new_int(site->line));
+	json_object_object_add(o, "column", json_object_new_int(site->col));
+	return o;
+}
+
+static void add_symbolized(struct json_object *o, const struct sym_loc *loc)
+{
+	struct json_object *sites = json_object_new_array(), *cands;
+	int i;
+
+	add_str(o, "file", loc->sites[0].file ? loc->sites[0].file : "");
+	json_object_object_add(o, "line", json_object_new_int(loc->sites[0].line));
+	json_object_object_add(o, "column", json_object_new_int(loc->sites[0].col));
+	if (loc->src_text)
+		add_str(o, "source", loc->src_text);
+	if (loc->candidates > 1) {
+		cands = json_object_new_array();
+		for (i = 0; i < loc->site_cnt; i++)
+			json_object_array_add(cands, site_json(&loc->sites[i]));
+		json_object_object_add(o, "ambiguous", cands);
+		json_object_put(sites);
+		return;
+	}
+	for (i = 0; i < loc->site_cnt; i++)
+		json_object_array_add(sites, site_json(&loc->sites[i]));
+	json_object_object_add(o, "sites", sites);
+	json_object_object_add(o, "exact", json_object_new_boolean(loc->exact));
+}
+
+struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i)
+{
+	const struct frame *fr = &f->frames[i];
+	struct json_object *o = json_object_new_object();
+	struct sym_loc loc;
 
 	json_object_object_add(o, "kind", json_object_new_string(fr->is_bpf ? "bpf" : "kernel"));
 	if (!fr->sym) {
@@ -63,6 +103,10 @@ struct json_object *frame_json(const struct frame *fr)
 	if (fr->is_bpf) {
 		json_object_object_add(o, "tag", json_object_new_string(fr->tag));
 		add_str(o, "func", fr->func);
+	}
+	if (sym && !symbolizer__frame(sym, f, i, &loc)) {
+		add_symbolized(o, &loc);
+		return o;
 	}
 	if (fr->src_file) {
 		add_str(o, "file", fr->src_file);
@@ -89,7 +133,7 @@ static struct json_object *lock_json(const struct fault *f)
 	return o;
 }
 
-struct json_object *fault_json(const struct fault *f)
+struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 {
 	struct json_object *o = json_object_new_object(), *frames, *task;
 	int i;
@@ -112,12 +156,12 @@ struct json_object *fault_json(const struct fault *f)
 	}
 	frames = json_object_new_array();
 	for (i = 0; i < f->frame_cnt; i++)
-		json_object_array_add(frames, frame_json(&f->frames[i]));
+		json_object_array_add(frames, frame_json(sym, f, i));
 	json_object_object_add(o, "frames", frames);
 	return o;
 }
 
-struct json_object *event_json(const struct pipe_event *pe)
+struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe)
 {
 	struct json_object *o = json_object_new_object(), *prog = json_object_new_object();
 	const struct event *ev = pe->ev;
@@ -136,7 +180,7 @@ struct json_object *event_json(const struct pipe_event *pe)
 	if (ev->kind == EV_MESSAGE)
 		json_object_object_add(o, "partial", json_object_new_boolean(ev->partial));
 	else
-		json_object_object_add(o, "fault", fault_json(ev->fault));
+		json_object_object_add(o, "fault", fault_json(sym, ev->fault));
 	return o;
 }
 
@@ -181,9 +225,51 @@ int fault_first_frame(const struct fault *f)
 	return 0;
 }
 
-void print_frames(FILE *out, const struct fault *f, const char *indent, int first, int max)
+static void print_site(FILE *out, const struct sym_site *site)
+{
+	if (!site->file)
+		return;
+	fputc(' ', out);
+	put(out, site->file);
+	fprintf(out, ":%d", site->line);
+}
+
+/* decode_stacktrace.sh style: "func+0x1e/0x30 file.c:123", then one
+ * indented line per inlined call, innermost first.
+ */
+static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *indent)
+{
+	int i;
+
+	if (loc->candidates > 1) {
+		fprintf(out, " ambiguous, %d candidates:", loc->candidates);
+		for (i = 0; i < loc->site_cnt; i++)
+			print_site(out, &loc->sites[i]);
+		fputc('\n', out);
+		return;
+	}
+	print_site(out, &loc->sites[0]);
+	if (loc->src_text) {
+		fputs("  ", out);
+		put(out, loc->src_text);
+	}
+	fputc('\n', out);
+	for (i = 0; i + 1 < loc->site_cnt; i++) {
+		fprintf(out, "%s    ", indent);
+		put(out, loc->sites[i].func ? loc->sites[i].func : "??");
+		fputs(" inlined in ", out);
+		put(out, loc->sites[i + 1].func ? loc->sites[i + 1].func : "??");
+		fputs(" at", out);
+		print_site(out, &loc->sites[i + 1]);
+		fputc('\n', out);
+	}
+}
+
+void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
+		  int first, int max)
 {
 	const struct frame *fr;
+	struct sym_loc loc;
 	int i;
 
 	if (first)
@@ -202,6 +288,10 @@ void print_frames(FILE *out, const struct fault *f, const char *indent, int firs
 			fputs(" [", out);
 			put(out, fr->module);
 			fputc(']', out);
+		}
+		if (sym && !symbolizer__frame(sym, f, i, &loc)) {
+			print_symbolized(out, &loc, indent);
+			continue;
 		}
 		if (fr->src_file) {
 			fputc(' ', out);

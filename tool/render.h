@@ -21,14 +21,18 @@ bool want_color(FILE *out, bool no_color_opt);
 const char *stream_name(int stream);
 void format_time(const struct timespec *ts, char *buf, size_t len, bool date);
 
-struct json_object *frame_json(const struct frame *fr);
-struct json_object *fault_json(const struct fault *f);
-struct json_object *event_json(const struct pipe_event *pe);
+struct symbolizer;
+
+/* sym may be NULL: frames as the kernel printed them. */
+struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i);
+struct json_object *fault_json(struct symbolizer *sym, const struct fault *f);
+struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe);
 
 /* One line: "arena_write at 0x... (CPU 1, PID 42 comm)". */
 void print_fault_summary(FILE *out, const struct fault *f);
 /* The frames from index first, one per line, indented. max: 0 for all. */
-void print_frames(FILE *out, const struct fault *f, const char *indent, int first, int max);
+void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
+		  int first, int max);
 /* Where the interesting part of a trace starts: the frame that called into
  * the reporting machinery, just above the innermost BPF frame.
  */

@@ -15,6 +15,7 @@
 #include "progs.h"
 #include "render.h"
 #include "stream.h"
+#include "symbolize.h"
 
 #define REPORT_SCHEMA_VERSION	1
 #define IDS_MAX			64
@@ -27,6 +28,7 @@ static struct report_env {
 	const char *inputs[INPUTS_MAX];
 	int input_cnt;
 	bool json;
+	const char *vmlinux;
 } env;
 
 struct report {
@@ -35,6 +37,7 @@ struct report {
 	struct prog_list after;		/* live: right after the drain */
 	const char *input;		/* input: the file being read */
 	struct gprog *input_prog;
+	struct symbolizer *sym;
 	int err;
 };
 
@@ -42,6 +45,7 @@ static const struct argp_option opts[] = {
 	{ "prog", 'p', "ID", 0, "Only program ID (repeatable)", 0 },
 	{ "input", 'i', "FILE", 0, "Read a saved dump instead of draining (repeatable; - for stdin)", 0 },
 	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
+	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames (offline: trusted as given)", 0 },
 	{},
 };
 
@@ -67,6 +71,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		env.json = true;
+		break;
+	case 'k':
+		env.vmlinux = arg;
 		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
@@ -250,6 +257,7 @@ static int collect_live(struct report *r)
 {
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
+		.sym = r->sym,
 	};
 	enum stream_backend backend = stream_backend_detect();
 	struct drainer *drainer = NULL;
@@ -369,7 +377,7 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	json_object_object_add(o, "tasks_truncated", json_object_new_boolean(grp->sets_overflow));
 	json_add_bytes(o, "signature", grp->signature, strlen(grp->signature));
 	if (!fault__parse(grp->example, grp->example_len, true, &f)) {
-		json_object_object_add(o, "example", fault_json(&f));
+		json_object_object_add(o, "example", fault_json(r->sym, &f));
 		fault__fini(&f);
 	}
 	return o;
@@ -533,7 +541,7 @@ static void print_group_plain(const struct report *r, const struct fgroup *grp)
 	}
 	printf("; %d task%s, %d CPU%s%s\n", grp->pid_cnt, grp->pid_cnt == 1 ? "" : "s",
 	       grp->cpu_cnt, grp->cpu_cnt == 1 ? "" : "s", grp->sets_overflow ? " or more" : "");
-	print_frames(stdout, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
+	print_frames(stdout, r->sym, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
 	fault__fini(&f);
 }
 
@@ -606,9 +614,11 @@ int do_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	r.g = grouper__new();
-	if (!r.g)
-		return EXIT_ERROR;
 	r.live = !env.input_cnt;
+	if (!r.g || symbolizer__new(&r.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = r.live })) {
+		grouper__free(r.g);
+		return EXIT_ERROR;
+	}
 	if (r.live) {
 		rc = collect_live(&r);
 	} else {
@@ -627,5 +637,6 @@ int do_report(int argc, char **argv)
 out:
 	prog_list__free(&r.after);
 	grouper__free(r.g);
+	symbolizer__free(r.sym);
 	return rc;
 }

@@ -23,9 +23,10 @@ static struct top_env {
 	long iterations;	/* batch: 0 = until interrupted */
 	bool json;
 	bool demo;
+	const char *vmlinux;
 } env = { .o = { .interval = 1.0, .sort = COL_FAULTS } };
 
-enum { OPT_NO_COLOR = 0x100, OPT_DEMO };
+enum { OPT_NO_COLOR = 0x100, OPT_DEMO, OPT_VMLINUX };
 
 static const struct argp_option opts[] = {
 	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1)", 0 },
@@ -37,6 +38,7 @@ static const struct argp_option opts[] = {
 	{ "json", 'j', NULL, 0, "Batch mode: one JSON object per snapshot (NDJSON)", 0 },
 	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs, trigger them every second", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
+	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
 };
 
@@ -76,6 +78,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_COLOR:
 		env.o.no_color = true;
+		break;
+	case OPT_VMLINUX:
+		env.vmlinux = arg;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -336,6 +341,9 @@ int do_top(int argc, char **argv)
 	stream_health__probe(&m.health);
 	err = progs__open(&c.progs);
 	if (!err)
+		err = symbolizer__new(&m.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true });
+	ops.sym = m.sym;
+	if (!err)
 		err = drainer__new(&drainer, backend);
 	if (!err)
 		err = pipeline__new(&c.pl, drainer, &ops);
@@ -354,6 +362,7 @@ out:
 	pipeline__free(c.pl);
 	drainer__free(drainer);
 	progs__close(c.progs);
+	symbolizer__free(m.sym);
 	top_model__fini(&m);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "parse.h"
 #include "pipeline.h"
 #include "progs.h"
+#include "symbolize.h"
 
 #define RECENT_MAX		256	/* events kept per program for the views */
 #define UNLOADED_KEEP_SEC	60	/* unloaded rows stay this long, dimmed */
@@ -60,6 +61,7 @@ struct top_model {
 	struct row **rows;		/* sorted by id */
 	size_t cnt;
 	struct grouper *groups;		/* fault groups of every program */
+	struct symbolizer *sym;
 	struct stream_health health;
 	bool demo;
 	double interval;		/* seconds */

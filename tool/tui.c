@@ -350,7 +350,7 @@ static void draw_table(struct tui *t, int y0)
 
 /* ---- text pages: detail, follow, help ------------------------------------ */
 
-static void print_recent(FILE *f, const struct row *r, int max, bool frames)
+static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, int max, bool frames)
 {
 	int i, n = r->recent_cnt < max ? r->recent_cnt : max;
 	char ts[32];
@@ -366,7 +366,7 @@ static void print_recent(FILE *f, const struct row *r, int max, bool frames)
 			print_fault_summary(f, &flt);
 			fputc('\n', f);
 			if (frames)
-				print_frames(f, &flt, "    ", fault_first_frame(&flt), 0);
+				print_frames(f, sym, &flt, "    ", fault_first_frame(&flt), 0);
 			fault__fini(&flt);
 			continue;
 		}
@@ -408,6 +408,8 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 	fputc('\n', f);
 	print_saturation(f, r);
 	fprintf(f, "\nFAULT GROUPS\n");
+	if (symbolizer__notice(t->m->sym))
+		fprintf(f, "(%s)\n", symbolizer__notice(t->m->sym));
 	for (i = 0; gp && i < gp->group_cnt; i++) {
 		const struct fgroup *g = &gp->groups[i];
 
@@ -419,13 +421,13 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 		print_fault_summary(f, &flt);
 		fprintf(f, "\n  first %.8s, last %.8s, %d task%s, %d CPU%s\n", first, last,
 			g->pid_cnt, g->pid_cnt == 1 ? "" : "s", g->cpu_cnt, g->cpu_cnt == 1 ? "" : "s");
-		print_frames(f, &flt, "    ", fault_first_frame(&flt), 12);
+		print_frames(f, t->m->sym, &flt, "    ", fault_first_frame(&flt), 12);
 		fault__fini(&flt);
 	}
 	if (!gp || !gp->group_cnt)
 		fprintf(f, "(none seen)\n");
 	fprintf(f, "\nRECENT MESSAGES\n");
-	print_recent(f, r, 30, false);
+	print_recent(f, t->m->sym, r, 30, false);
 }
 
 static void draw_text(struct tui *t, int y0, void (*fill)(struct tui *t, FILE *f));
@@ -515,7 +517,7 @@ static void fill_follow(struct tui *t, FILE *f)
 	struct row *r = selected_row(t);
 
 	if (r)
-		print_recent(f, r, RECENT_MAX, true);
+		print_recent(f, t->m->sym, r, RECENT_MAX, true);
 }
 
 static void title_of(struct tui *t, char *buf, size_t len, const char *what)

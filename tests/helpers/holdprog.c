@@ -3,12 +3,15 @@
  * told to quit (or stdin closes, or the helper is killed: the kernel then
  * unloads them), and run the writer on request.
  *
- *   holdprog [writer] [names] [anon] [demo] [idle N]
+ *   holdprog [writer] [names] [anon] [demo] [subprogs] [idle N]
  * prints "prog ID NAME" per program, then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
  *                               LEN < 512: longer %s arguments are cut)
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
  *                               deadlock may_goto print; demo programs)
+ *   linfo                    -> the subprogs program as the kernel describes
+ *                               it: "fn KSYM LEN" per function, "li ADDR LINE
+ *                               FILE" per jited line entry, then "end"
  *   quit
  */
 #include <errno.h>
@@ -24,12 +27,15 @@
 #include "writer.skel.h"
 #include "names.skel.h"
 #include "demo.skel.h"
+#include "subprogs.skel.h"
+#include <bpf/btf.h>
 
 static struct writer_bpf *writer;
 static struct names_bpf *names;
 static int anon_fd = -1;
 static int *idle_fds, idle_cnt;
 static struct demo_bpf *demo;
+static struct subprogs_bpf *subprogs;
 
 static void print_prog(int fd)
 {
@@ -139,6 +145,57 @@ static void do_fault(const char *kind, int count)
 	printf("ran %d\n", count);
 }
 
+static int load_subprogs(void)
+{
+	subprogs = subprogs_bpf__open_and_load();
+	if (!subprogs)
+		return -errno;
+	print_prog(bpf_program__fd(subprogs->progs.subprogs_main));
+	return 0;
+}
+
+/* Read back the jited layout and line info, independently of bpfstderr. */
+static void do_linfo(void)
+{
+	__u64 ksyms[16] = {}, jl[512] = {};
+	__u32 lens[16] = {}, n, i;
+	struct bpf_line_info li[512] = {};
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct btf *btf;
+	int fd = subprogs ? bpf_program__fd(subprogs->progs.subprogs_main) : -1;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.nr_line_info > 512 ||
+	    info.nr_jited_ksyms > 16) {
+		printf("error linfo\n");
+		return;
+	}
+	n = info.nr_line_info;
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = 16;
+	info.jited_ksyms = (unsigned long)ksyms;
+	info.nr_jited_func_lens = 16;
+	info.jited_func_lens = (unsigned long)lens;
+	info.nr_line_info = n;
+	info.line_info_rec_size = sizeof(li[0]);
+	info.line_info = (unsigned long)li;
+	info.nr_jited_line_info = n;
+	info.jited_line_info_rec_size = sizeof(jl[0]);
+	info.jited_line_info = (unsigned long)jl;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !(btf = btf__load_from_kernel_by_id(info.btf_id))) {
+		printf("error linfo\n");
+		return;
+	}
+	for (i = 0; i < info.nr_jited_ksyms; i++)
+		printf("fn %llx %u\n", (unsigned long long)ksyms[i], lens[i]);
+	for (i = 0; i < n; i++)
+		printf("li %llx %u %s\n", (unsigned long long)jl[i], BPF_LINE_INFO_LINE_NUM(li[i].line_col),
+		       btf__name_by_offset(btf, li[i].file_name_off));
+	printf("end\n");
+	btf__free(btf);
+}
+
 static void do_write(int stream, int count, int len)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
@@ -177,6 +234,8 @@ int main(int argc, char **argv)
 			err = load_anon();
 		else if (!strcmp(argv[i], "demo"))
 			err = load_demo();
+		else if (!strcmp(argv[i], "subprogs"))
+			err = load_subprogs();
 		else if (!strcmp(argv[i], "idle") && i + 1 < argc)
 			err = load_idle(atoi(argv[++i]));
 		else
@@ -192,12 +251,15 @@ int main(int argc, char **argv)
 			do_write(stream, count, len);
 		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
 			do_fault(kind, count);
+		else if (!strncmp(line, "linfo", 5))
+			do_linfo();
 		else if (!strncmp(line, "quit", 4))
 			break;
 	}
 	writer_bpf__destroy(writer);
 	names_bpf__destroy(names);
 	demo_bpf__destroy(demo);
+	subprogs_bpf__destroy(subprogs);
 	if (anon_fd >= 0)
 		close(anon_fd);
 	return 0;

@@ -1,0 +1,49 @@
+# Kernel frames against llvm-addr2line-19 -i on fake kernels built here
+# with gcc and with clang (which leaves out .debug_aranges): every byte
+# offset of every function, return addresses and trapping instructions,
+# inline chains, duplicate static names, assembly, a relocatable module.
+. tests/lib.sh
+
+out=$(mktmp)
+for cc in gcc clang-19; do
+	d=$out/$cc
+	tests/fakekernel/build.sh "$cc" "$d" > /dev/null 2>&1 || { fail "$cc: build the fake kernel"; continue; }
+	python3 tests/e2e/symbolize_check_frames.py "$d"
+	"$BPFSTDERR" report --json --vmlinux "$d/vmlinux" "$d/report.txt" > "$d/out.json" 2> "$d/err"
+	res=$(python3 tests/e2e/symbolize_check.py "$d" "$d/out.json" "$d/frames.txt"); rc=$?
+	check_eq "$cc: no disagreement with llvm-addr2line-19 ($(tail -n 1 <<<"$res"))" "$rc" 0
+	[ "$rc" = 0 ] || head -n 5 <<<"$res"
+	check_eq "$cc: --vmlinux offline is trusted, nothing said" "$(cat "$d/err")" ""
+	# text: a frame the JSON says was inlined, alone in a report
+	f=$(jq -r '.programs[0].groups[0].example.frames[] | select((.sites // []) | length >= 3) |
+		"\(.symbol)+0x\(.offset | tostring)/0x\(.size | tostring)"' "$d/out.json" | head -n 1)
+	f=$(python3 -c 'import sys; s, rest = sys.argv[1].split("+0x"); o, z = rest.split("/0x"); print(f"{s}+{int(o):#x}/{int(z):#x}")' "$f")
+	printf 'ERROR: Timeout detected for may_goto instruction\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n%s\n\n' "$f" > "$d/one.txt"
+	check "$cc: text shows the inline chain of $f, innermost first" \
+		bash -c "'$BPFSTDERR' report --vmlinux '$d/vmlinux' '$d/one.txt' | grep -A2 -F '$f' | grep -qE '^ +leaf inlined in mid at .*core.c:[0-9]+$'"
+done
+
+# The same frames, but the live kernel: a vmlinux of another kernel is
+# refused, once; without any vmlinux one notice says how to get one.
+# INJECTED CONTENT: the report comes from tests/shim for a real program.
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 2 1 4" > /dev/null
+cp "$out/gcc/report.txt" "$out/$id.2"
+cat "$out/gcc/report.txt" >> "$out/$id.2"
+shim() { LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$out \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 "$@"; }
+shim "$BPFSTDERR" report -p "$id" --vmlinux "$out/gcc/vmlinux" > "$out/live.txt" 2> "$out/live.err"
+check_eq "live: another kernel's vmlinux refused, said once" "$(cat "$out/live.err")" \
+	"bpfstderr: --vmlinux $out/gcc/vmlinux is not the running kernel's (build-id differs): not used"
+check "live: frames stay symbol+off/size" grep -qE '^      [a-z_]+\+0x[0-9a-f]+/0x[0-9a-f]+$' "$out/live.txt"
+rm -f "$out/$id.2.off"
+shim "$BPFSTDERR" report -p "$id" > /dev/null 2> "$out/none.err"
+if ls /usr/lib/debug/boot/vmlinux-"$(uname -r)" /boot/vmlinux-"$(uname -r)" > /dev/null 2>&1; then
+	pass "a vmlinux for this kernel exists here: no notice expected"
+else
+	check_eq "live: no debuginfo, one notice" "$(wc -l < "$out/none.err")" 1
+	check "live: the notice says how" grep -q 'install the kernel.s debug package or pass --vmlinux' "$out/none.err"
+fi
+stop_holder H
+finish

@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "debuginfo.h"
+#include "main.h"
+#include "symbolize.h"
+
+/* ---- strings that live as long as the symbolizer ------------------------ */
+
+struct strings {
+	char **v;
+	size_t cnt, cap;
+};
+
+static const char *keep(struct strings *st, const char *s)
+{
+	char **tmp, *copy;
+
+	if (!s)
+		return NULL;
+	if (st->cnt == st->cap) {
+		tmp = realloc(st->v, (st->cap ? st->cap * 2 : 64) * sizeof(*tmp));
+		if (!tmp)
+			return NULL;
+		st->v = tmp;
+		st->cap = st->cap ? st->cap * 2 : 64;
+	}
+	copy = strdup(s);
+	if (copy)
+		st->v[st->cnt++] = copy;
+	return copy;
+}
+
+/* ---- BPF programs ---------------------------------------------------------- */
+
+struct bprog {
+	__u32 id;
+	__u64 load_time;
+	__u8 tag[8];
+	__u32 nr_funcs;
+	__u64 *ksyms;
+	__u32 *func_lens;
+	__u8 (*tags)[8];
+	__u32 nr_linfo;
+	struct bpf_line_info *linfo;
+	__u64 *jited_linfo;
+	struct btf *btf;
+};
+
+/* ---- kernel and modules ------------------------------------------------- */
+
+struct ksym {
+	const char *name;
+	unsigned long long addr;
+	unsigned long long dist;	/* to the next symbol: kallsyms' size */
+};
+
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off off;
+};
+
+struct kobj {
+	char name[64];			/* "vmlinux" or the module's */
+	bool tried;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;
+	Dwarf_Addr bias;
+	struct ksym *by_name;		/* sorted by name */
+	size_t nsyms;
+	struct cu_range *cus;		/* sorted by lo */
+	size_t ncus;
+};
+
+struct symbolizer {
+	struct symbolizer_opts o;
+	struct strings strings;
+	struct bprog *progs;
+	size_t nprogs;
+	struct kobj *kobjs;
+	size_t nkobjs;
+	char notice[PATH_MAX + 256];
+};
+
+int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *o)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	*out = s;
+	return 0;
+}
+
+static void bprog_fini(struct bprog *p)
+{
+	free(p->ksyms);
+	free(p->func_lens);
+	free(p->tags);
+	free(p->linfo);
+	free(p->jited_linfo);
+	btf__free(p->btf);
+}
+
+static void kobj_fini(struct kobj *k)
+{
+	if (k->dwfl)
+		dwfl_end(k->dwfl);
+	free(k->by_name);
+	free(k->cus);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nprogs; i++)
+		bprog_fini(&s->progs[i]);
+	free(s->progs);
+	for (i = 0; i < s->nkobjs; i++)
+		kobj_fini(&s->kobjs[i]);
+	free(s->kobjs);
+	for (i = 0; i < s->strings.cnt; i++)
+		free(s->strings.v[i]);
+	free(s->strings.v);
+	free(s);
+}
+
+static bool tag_eq(const __u8 *raw, const char *hex)
+{
+	char buf[17];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		sprintf(buf + 2 * i, "%02x", raw[i]);
+	return !strcmp(buf, hex);
+}
+
+/* Which function of p has this tag: the main program's ksym uses info.tag,
+ * subprograms prog_tags[i]; older kernels named function 0 with
+ * prog_tags[0], so that is accepted too.
+ */
+static int bprog_func(const struct bprog *p, const char *tag)
+{
+	__u32 i;
+
+	if (tag_eq(p->tag, tag))
+		return 0;
+	for (i = 0; i < p->nr_funcs; i++)
+		if (tag_eq(p->tags[i], tag))
+			return i;
+	return -1;
+}
+
+static int bprog_load(int fd, struct bprog *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	__u32 nf, nl, njl;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	nf = info.nr_jited_ksyms;
+	nl = info.nr_line_info;
+	njl = info.nr_jited_line_info;
+	memset(p, 0, sizeof(*p));
+	p->id = info.id;
+	p->load_time = info.load_time;
+	memcpy(p->tag, info.tag, sizeof(p->tag));
+	p->ksyms = calloc(nf + 1, sizeof(*p->ksyms));
+	p->func_lens = calloc(nf + 1, sizeof(*p->func_lens));
+	p->tags = calloc(info.nr_prog_tags + 1, sizeof(*p->tags));
+	p->linfo = calloc(nl + 1, sizeof(*p->linfo));
+	p->jited_linfo = calloc(njl + 1, sizeof(*p->jited_linfo));
+	if (!p->ksyms || !p->func_lens || !p->tags || !p->linfo || !p->jited_linfo)
+		return -ENOMEM;
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = nf;
+	info.jited_ksyms = (__u64)(unsigned long)p->ksyms;
+	info.nr_jited_func_lens = nf;
+	info.jited_func_lens = (__u64)(unsigned long)p->func_lens;
+	info.nr_prog_tags = nf;
+	info.prog_tags = (__u64)(unsigned long)p->tags;
+	info.nr_line_info = nl;
+	info.line_info_rec_size = sizeof(struct bpf_line_info);
+	info.line_info = (__u64)(unsigned long)p->linfo;
+	info.nr_jited_line_info = njl;
+	info.jited_line_info_rec_size = sizeof(__u64);
+	info.jited_line_info = (__u64)(unsigned long)p->jited_linfo;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	p->nr_funcs = nf < info.nr_prog_tags ? nf : info.nr_prog_tags;
+	p->nr_linfo = nl == njl ? nl : 0;	/* one jited address per entry */
+	if (info.btf_id)
+		p->btf = btf__load_from_kernel_by_id(info.btf_id);
+	return 0;
+}
+
+static struct bprog *find_cached(struct symbolizer *s, const char *tag, int *func)
+{
+	size_t i;
+
+	for (i = s->nprogs; i-- > 0;) {
+		*func = bprog_func(&s->progs[i], tag);
+		if (*func >= 0)
+			return &s->progs[i];
+	}
+	return NULL;
+}
+
+static bool cached_id(struct symbolizer *s, __u32 id, __u64 load_time)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprogs; i++)
+		if (s->progs[i].id == id && s->progs[i].load_time == load_time)
+			return true;
+	return false;
+}
+
+/* A tag we have not seen: look at the programs loaded now. */
+static void cache_tag(struct symbolizer *s, const char *tag)
+{
+	struct bpf_prog_info info;
+	struct bprog p, *tmp;
+	__u32 id = 0, len;
+	int fd, f;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || cached_id(s, id, info.load_time) ||
+		    bprog_load(fd, &p)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		f = bprog_func(&p, tag);
+		if (f < 0) {
+			bprog_fini(&p);
+			continue;
+		}
+		tmp = realloc(s->progs, (s->nprogs + 1) * sizeof(*tmp));
+		if (!tmp) {
+			bprog_fini(&p);
+			return;
+		}
+		s->progs = tmp;
+		s->progs[s->nprogs++] = p;
+		return;
+	}
+}
+
+void symbolizer__warm(struct symbolizer *s, const struct fault *f)
+{
+	int i, func;
+
+	for (i = 0; i < f->frame_cnt; i++)
+		if (f->frames[i].is_bpf && !find_cached(s, f->frames[i].tag, &func))
+			cache_tag(s, f->frames[i].tag);
+}
+
+/* The kernel's rule (bpf_prog_get_file_line): the last line entry of the
+ * function whose jited address is below ip.
+ */
+static int bpf_frame(struct symbolizer *s, const struct frame *fr, struct sym_loc *loc)
+{
+	const struct bpf_line_info *li = NULL;
+	struct bprog *p;
+	__u64 lo, hi, ip;
+	__u32 i;
+	int func;
+
+	p = find_cached(s, fr->tag, &func);
+	if (!p || (__u32)func >= p->nr_funcs || !p->btf)
+		return -ENOENT;
+	lo = p->ksyms[func];
+	hi = lo + p->func_lens[func];
+	ip = lo + fr->off;
+	for (i = 0; i < p->nr_linfo; i++) {
+		if (p->jited_linfo[i] < lo || p->jited_linfo[i] >= hi)
+			continue;
+		if (p->jited_linfo[i] >= ip)
+			break;
+		li = &p->linfo[i];
+	}
+	if (!li)
+		return -ENOENT;
+	loc->found = true;
+	loc->addr = ip;
+	loc->site_cnt = 1;
+	loc->sites[0].func = keep(&s->strings, fr->func);
+	loc->sites[0].file = keep(&s->strings, btf__name_by_offset(p->btf, li->file_name_off));
+	loc->sites[0].line = BPF_LINE_INFO_LINE_NUM(li->line_col);
+	loc->sites[0].col = BPF_LINE_INFO_LINE_COL(li->line_col);
+	loc->src_text = keep(&s->strings, btf__name_by_offset(p->btf, li->line_off));
+	return 0;
+}
+
+/* ---- kernel frames ---------------------------------------------------------- */
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static int cmp_ksym_name(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+static int cmp_ksym_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_cu(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Text symbols, with kallsyms' notion of size: the distance to the next. */
+static int load_symbols(struct kobj *k)
+{
+	int n = dwfl_module_getsymtab(k->mod), i, cnt = 0;
+	struct ksym *by_addr;
+	GElf_Addr addr;
+	GElf_Sym sym;
+	const char *name;
+
+	if (n <= 0)
+		return -ENOENT;
+	by_addr = calloc(n, sizeof(*by_addr));
+	if (!by_addr)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		name = dwfl_module_getsym_info(k->mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE))
+			continue;
+		by_addr[cnt].name = name;
+		by_addr[cnt++].addr = addr;
+	}
+	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_addr);
+	for (i = 0; i < cnt; i++) {
+		int j = i + 1;
+
+		while (j < cnt && by_addr[j].addr == by_addr[i].addr)
+			j++;
+		by_addr[i].dist = j < cnt ? by_addr[j].addr - by_addr[i].addr : 0;
+	}
+	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_name);
+	k->by_name = by_addr;
+	k->nsyms = cnt;
+	return 0;
+}
+
+/* elfutils 0.188 finds no CU without .debug_aranges (clang leaves it out):
+ * an index of every CU's ranges does not depend on it.
+ */
+static int index_cus(struct kobj *k)
+{
+	Dwarf_Off off = 0, next, roff;
+	Dwarf_Addr base, lo, hi;
+	struct cu_range *tmp;
+	size_t hsize, cap = 0;
+	ptrdiff_t r;
+	Dwarf_Die cu;
+
+	while (dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		roff = off + hsize;
+		off = next;
+		if (!dwarf_offdie(k->dw, roff, &cu))
+			continue;
+		for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;) {
+			if (k->ncus == cap) {
+				cap = cap ? cap * 2 : 256;
+				tmp = realloc(k->cus, cap * sizeof(*tmp));
+				if (!tmp)
+					return -ENOMEM;
+				k->cus = tmp;
+			}
+			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff };
+		}
+	}
+	qsort(k->cus, k->ncus, sizeof(*k->cus), cmp_cu);
+	return 0;
+}
+
+static void notice_once(struct symbolizer *s, const char *fmt, const char *arg)
+	__attribute__((format(printf, 2, 0)));
+
+static void notice_once(struct symbolizer *s, const char *fmt, const char *arg)
+{
+	if (s->notice[0])
+		return;
+	snprintf(s->notice, sizeof(s->notice), fmt, arg);
+	if (s->o.quiet)
+		return;
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", bin_name, s->notice);
+}
+
+const char *symbolizer__notice(const struct symbolizer *s)
+{
+	return s->notice[0] ? s->notice : NULL;
+}
+
+static const char *vmlinux_path(struct symbolizer *s, char *buf, size_t len)
+{
+	struct vmlinux_info vi;
+
+	if (debuginfo__find_vmlinux(s->o.vmlinux, &vi)) {
+		notice_once(s, "no vmlinux with DWARF found (looked in %s and the usual places): "
+			    "kernel frames stay symbol+off/size; install the kernel's debug package "
+			    "or pass --vmlinux", debuginfo__search_paths()[0]);
+		return NULL;
+	}
+	if (s->o.live && !s->o.vmlinux && !vi.id_matches) {
+		notice_once(s, "%s is not the running kernel's (build-id differs): not used", vi.path);
+		return NULL;
+	}
+	if (s->o.live && s->o.vmlinux && vi.kernel_id[0] && !vi.id_matches) {
+		notice_once(s, "--vmlinux %s is not the running kernel's (build-id differs): not used",
+			    vi.path);
+		return NULL;
+	}
+	snprintf(buf, len, "%s", vi.path);
+	return buf;
+}
+
+/* A module's object: beside --vmlinux, else under /lib/modules. */
+static char found_module[PATH_MAX];
+static const char *wanted_module;
+
+static int find_module_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	size_t n = strlen(wanted_module);
+
+	(void)st;
+	if (type == FTW_F && !strncmp(base, wanted_module, n) &&
+	    (!strcmp(base + n, ".ko") || !strcmp(base + n, ".ko.debug"))) {
+		snprintf(found_module, sizeof(found_module), "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *module_path(struct symbolizer *s, const char *mod)
+{
+	struct utsname u;
+	char dir[PATH_MAX];
+
+	found_module[0] = '\0';
+	wanted_module = mod;
+	if (s->o.vmlinux) {
+		snprintf(dir, sizeof(dir), "%s", s->o.vmlinux);
+		*(strrchr(dir, '/') ? strrchr(dir, '/') : dir) = '\0';
+		nftw(dir[0] ? dir : ".", find_module_cb, 16, FTW_PHYS);
+	}
+	if (!found_module[0] && s->o.live) {
+		uname(&u);
+		snprintf(dir, sizeof(dir), "/usr/lib/debug/lib/modules/%s", u.release);
+		nftw(dir, find_module_cb, 16, FTW_PHYS);
+		snprintf(dir, sizeof(dir), "/lib/modules/%s/kernel", u.release);
+		if (!found_module[0])
+			nftw(dir, find_module_cb, 16, FTW_PHYS);
+	}
+	return found_module[0] ? found_module : NULL;
+}
+
+static int kobj_open(struct symbolizer *s, struct kobj *k)
+{
+	char path[PATH_MAX];
+	const char *p;
+
+	k->tried = true;
+	p = strcmp(k->name, "vmlinux") ? module_path(s, k->name) : vmlinux_path(s, path, sizeof(path));
+	if (!p)
+		return -ENOENT;
+	k->dwfl = dwfl_begin(&offline_callbacks);
+	if (!k->dwfl)
+		return -ENOMEM;
+	k->mod = dwfl_report_offline(k->dwfl, k->name, p, -1);
+	dwfl_report_end(k->dwfl, NULL, NULL);
+	if (!k->mod)
+		return -ENOENT;
+	k->dw = dwfl_module_getdwarf(k->mod, &k->bias);
+	if (load_symbols(k))
+		return -ENOENT;
+	if (k->dw)
+		index_cus(k);
+	return 0;
+}
+
+static struct kobj *kobj_get(struct symbolizer *s, const char *module)
+{
+	const char *name = module ? module : "vmlinux";
+	struct kobj *tmp;
+	size_t i;
+
+	for (i = 0; i < s->nkobjs; i++)
+		if (!strcmp(s->kobjs[i].name, name))
+			return s->kobjs[i].dwfl && s->kobjs[i].mod ? &s->kobjs[i] : NULL;
+	tmp = realloc(s->kobjs, (s->nkobjs + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	s->kobjs = tmp;
+	memset(&s->kobjs[s->nkobjs], 0, sizeof(*s->kobjs));
+	snprintf(s->kobjs[s->nkobjs].name, sizeof(s->kobjs->name), "%s", name);
+	if (kobj_open(s, &s->kobjs[s->nkobjs++]))
+		return NULL;
+	return &s->kobjs[s->nkobjs - 1];
+}
+
+static bool find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = k->ncus, i;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (k->cus[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest or overlap: look back over those starting below a */
+	for (i = lo; i-- > 0;)
+		if (a < k->cus[i].hi && a >= k->cus[i].lo)
+			return dwarf_offdie(k->dw, k->cus[i].off, cu) != NULL;
+	return false;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return n ? n : "";
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t nfiles;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* Does the CU describe any function? Assembly CUs do not. */
+static bool cu_has_subprogram(Dwarf_Die *cu)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(cu, &child))
+		return false;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_subprogram)
+			return true;
+	} while (!dwarf_siblingof(&child, &child));
+	return false;
+}
+
+/* file:line of a, and the chain of inlined calls, as eu-addr2line -i. */
+static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, const char *sym,
+			struct sym_loc *loc)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	Dwarf_Line *line;
+	int n, i, lno = 0, col = 0;
+	const char *file;
+
+	if (!k->dw || !find_cu(k, a - k->bias, &cu))
+		return;
+	line = dwarf_getsrc_die(&cu, a - k->bias);
+	if (!line)
+		return;
+	file = dwarf_linesrc(line, NULL, NULL);
+	dwarf_lineno(line, &lno);
+	dwarf_linecol(line, &col);
+	/* dwarf_getscopes() climbs from an inlined body to where it was
+	 * defined; the DIE parents of the innermost scope are where it was
+	 * inlined, which is the chain wanted here.
+	 */
+	n = dwarf_getscopes(&cu, a - k->bias, &scopes);
+	if (n > 0) {
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	loc->site_cnt = 0;
+	for (i = 0; i < n && loc->site_cnt < SYM_INLINE_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		loc->sites[loc->site_cnt].func = keep(&s->strings, die_name(&scopes[i]));
+		loc->sites[loc->site_cnt].file = keep(&s->strings, file);
+		loc->sites[loc->site_cnt].line = lno;
+		loc->sites[loc->site_cnt].col = col;
+		loc->site_cnt++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the next site is where this inlined body was called */
+		file = call_file(&cu, &scopes[i]);
+		lno = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) ? 0 : w;
+		col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) ? 0 : w;
+	}
+	if (!loc->site_cnt) {
+		/* assembly: the symbol's name; padding between C functions
+		 * belongs to none of them
+		 */
+		loc->sites[0].func = keep(&s->strings, cu_has_subprogram(&cu) ? "" : sym);
+		loc->sites[0].file = keep(&s->strings, file);
+		loc->sites[0].line = lno;
+		loc->sites[0].col = col;
+		loc->site_cnt = 1;
+	}
+	free(scopes);
+	loc->found = true;
+}
+
+static const struct ksym *find_name(const struct kobj *k, const char *name, size_t *cnt)
+{
+	struct ksym key = { .name = name, .addr = 0 };
+	size_t lo = 0, hi = k->nsyms;
+
+	while (lo < hi) {	/* first with this name */
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_ksym_name(&k->by_name[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (*cnt = 0; lo + *cnt < k->nsyms && !strcmp(k->by_name[lo + *cnt].name, name); (*cnt)++)
+		;
+	return *cnt ? &k->by_name[lo] : NULL;
+}
+
+bool frame_is_exact(const struct fault *f, int i)
+{
+	const char *prev = i > 0 ? f->frames[i - 1].sym : NULL;
+
+	return prev && (!strncmp(prev, "asm_exc_", 8) || !strncmp(prev, "asm_sysvec_", 11) ||
+			!strcmp(prev, "asm_common_interrupt"));
+}
+
+static int kernel_frame(struct symbolizer *s, const struct fault *f, int i, struct sym_loc *loc)
+{
+	const struct frame *fr = &f->frames[i];
+	const struct ksym *c, *pick = NULL;
+	struct kobj *k = kobj_get(s, fr->module);
+	size_t n, j, by_size = 0;
+
+	if (!k)
+		return -ENOENT;
+	c = find_name(k, fr->sym, &n);
+	if (!c)
+		return -ENOENT;
+	for (j = 0; j < n; j++) {
+		if (n == 1 || c[j].dist == fr->size) {
+			pick = &c[j];
+			by_size++;
+		}
+	}
+	loc->exact = frame_is_exact(f, i);
+	if (by_size != 1) {	/* ambiguous: every candidate, no guess */
+		loc->candidates = n;
+		for (j = 0; j < n && j < SYM_CANDIDATES_MAX; j++)
+			loc->cand_addr[j] = c[j].addr + fr->off;
+		for (j = 0; j < n && j < SYM_INLINE_MAX; j++) {
+			struct sym_loc one = {};
+
+			dwarf_sites(s, k, c[j].addr + fr->off - !loc->exact, fr->sym, &one);
+			if (one.found)
+				loc->sites[loc->site_cnt++] = one.sites[0];
+		}
+		loc->found = loc->site_cnt > 0;
+		return loc->found ? 0 : -ENOENT;
+	}
+	loc->addr = pick->addr + fr->off - !loc->exact;
+	dwarf_sites(s, k, loc->addr, fr->sym, loc);
+	return loc->found ? 0 : -ENOENT;
+}
+
+int symbolizer__frame(struct symbolizer *s, const struct fault *f, int i, struct sym_loc *loc)
+{
+	const struct frame *fr = &f->frames[i];
+
+	memset(loc, 0, sizeof(*loc));
+	if (!fr->sym || !fr->has_off)
+		return -ENOENT;
+	if (fr->is_bpf)
+		return bpf_frame(s, fr, loc);
+	return kernel_frame(s, f, i, loc);
+}
