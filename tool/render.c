@@ -65,9 +65,11 @@ static void add_symbolized(struct json_object *o, const struct sym_loc *loc)
 	struct json_object *sites = json_object_new_array(), *cands;
 	int i;
 
-	add_str(o, "file", loc->sites[0].file ? loc->sites[0].file : "");
-	json_object_object_add(o, "line", json_object_new_int(loc->sites[0].line));
-	json_object_object_add(o, "column", json_object_new_int(loc->sites[0].col));
+	if (loc->sites[0].file) {
+		add_str(o, "file", loc->sites[0].file);
+		json_object_object_add(o, "line", json_object_new_int(loc->sites[0].line));
+		json_object_object_add(o, "column", json_object_new_int(loc->sites[0].col));
+	}
 	if (loc->src_text)
 		add_str(o, "source", loc->src_text);
 	if (loc->candidates > 1) {

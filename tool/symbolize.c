@@ -66,6 +66,7 @@ struct bprog {
 struct ksym {
 	const char *name;
 	unsigned long long addr;
+	unsigned long long size;	/* the ELF symbol's */
 	unsigned long long dist;	/* to the next symbol: kallsyms' size */
 };
 
@@ -368,6 +369,7 @@ static int load_symbols(struct kobj *k)
 		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE))
 			continue;
 		by_addr[cnt].name = name;
+		by_addr[cnt].size = sym.st_size;
 		by_addr[cnt++].addr = addr;
 	}
 	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_addr);
@@ -584,24 +586,16 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-/* Does the CU describe any function? Assembly CUs do not. */
-static bool cu_has_subprogram(Dwarf_Die *cu)
-{
-	Dwarf_Die child;
-
-	if (dwarf_child(cu, &child))
-		return false;
-	do {
-		if (dwarf_tag(&child) == DW_TAG_subprogram)
-			return true;
-	} while (!dwarf_siblingof(&child, &child));
-	return false;
-}
-
 /* file:line of a, and the chain of inlined calls, as eu-addr2line -i. */
-static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, const char *sym,
+/* The function a frame is in is named as the symbol table names it, as
+ * the kernel printed it (clones like .cold and .part.0 included), when a
+ * lies within that symbol; else DWARF's name, or none for padding.
+ */
+static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, const struct ksym *ks,
 			struct sym_loc *loc)
 {
+	/* zero-size symbols (markers) reach to the next one */
+	bool covered = a >= ks->addr && a < ks->addr + (ks->size ? ks->size : ks->dist);
 	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
@@ -609,11 +603,15 @@ static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, cons
 	int n, i, lno = 0, col = 0;
 	const char *file;
 
-	if (!k->dw || !find_cu(k, a - k->bias, &cu))
+	if (!k->dw || !find_cu(k, a - k->bias, &cu) || !(line = dwarf_getsrc_die(&cu, a - k->bias))) {
+		/* no line information (trampolines, markers): only the name */
+		if (!covered)
+			return;
+		loc->sites[0].func = keep(&s->strings, ks->name);
+		loc->site_cnt = 1;
+		loc->found = true;
 		return;
-	line = dwarf_getsrc_die(&cu, a - k->bias);
-	if (!line)
-		return;
+	}
 	file = dwarf_linesrc(line, NULL, NULL);
 	dwarf_lineno(line, &lno);
 	dwarf_linecol(line, &col);
@@ -635,7 +633,8 @@ static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, cons
 
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
-		loc->sites[loc->site_cnt].func = keep(&s->strings, die_name(&scopes[i]));
+		loc->sites[loc->site_cnt].func = keep(&s->strings, tag == DW_TAG_subprogram && covered ?
+						      ks->name : die_name(&scopes[i]));
 		loc->sites[loc->site_cnt].file = keep(&s->strings, file);
 		loc->sites[loc->site_cnt].line = lno;
 		loc->sites[loc->site_cnt].col = col;
@@ -647,11 +646,8 @@ static void dwarf_sites(struct symbolizer *s, struct kobj *k, Dwarf_Addr a, cons
 		lno = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) ? 0 : w;
 		col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) ? 0 : w;
 	}
-	if (!loc->site_cnt) {
-		/* assembly: the symbol's name; padding between C functions
-		 * belongs to none of them
-		 */
-		loc->sites[0].func = keep(&s->strings, cu_has_subprogram(&cu) ? "" : sym);
+	if (!loc->site_cnt) {	/* no DWARF function: assembly, or padding */
+		loc->sites[0].func = keep(&s->strings, covered ? ks->name : "");
 		loc->sites[0].file = keep(&s->strings, file);
 		loc->sites[0].line = lno;
 		loc->sites[0].col = col;
@@ -713,7 +709,7 @@ static int kernel_frame(struct symbolizer *s, const struct fault *f, int i, stru
 		for (j = 0; j < n && j < SYM_INLINE_MAX; j++) {
 			struct sym_loc one = {};
 
-			dwarf_sites(s, k, c[j].addr + fr->off - !loc->exact, fr->sym, &one);
+			dwarf_sites(s, k, c[j].addr + fr->off - !loc->exact, &c[j], &one);
 			if (one.found)
 				loc->sites[loc->site_cnt++] = one.sites[0];
 		}
@@ -721,7 +717,7 @@ static int kernel_frame(struct symbolizer *s, const struct fault *f, int i, stru
 		return loc->found ? 0 : -ENOENT;
 	}
 	loc->addr = pick->addr + fr->off - !loc->exact;
-	dwarf_sites(s, k, loc->addr, fr->sym, loc);
+	dwarf_sites(s, k, loc->addr, pick, loc);
 	return loc->found ? 0 : -ENOENT;
 }
 
