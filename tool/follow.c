@@ -25,7 +25,9 @@
 #define C_RESET		"\033[0m"
 #define C_DIM		"\033[2m"
 #define C_STDERR	"\033[33m"
-#define C_FAULT		"\033[1;31m"
+#define C_FAULT		"\033[1;31m"	/* arena faults, unknown kinds */
+#define C_LOCK		"\033[1;35m"	/* lock deadlocks and timeouts */
+#define C_TIMEOUT	"\033[1;33m"	/* may_goto timeouts */
 
 static struct follow_env {
 	__u32 ids[IDS_MAX];
@@ -187,6 +189,19 @@ static void print_label(FILE *out, const struct pipe_event *pe)
 	fprintf(out, " %s: ", stream_name(pe->ev->stream));
 }
 
+static const char *fault_color(enum fault_kind k)
+{
+	switch (k) {
+	case FAULT_LOCK_DEADLOCK:
+	case FAULT_LOCK_TIMEOUT:
+		return C_LOCK;
+	case FAULT_MAY_GOTO:
+		return C_TIMEOUT;
+	default:
+		return C_FAULT;
+	}
+}
+
 static void print_text(FILE *out, const struct pipe_event *pe)
 {
 	const struct event *ev = pe->ev;
@@ -194,7 +209,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 
 	print_label(out, pe);
 	if (ev->kind == EV_FAULT) {
-		fprintf(out, "%sFAULT ", env.color ? C_FAULT : "");
+		fprintf(out, "%sFAULT ", env.color ? fault_color(ev->fault->kind) : "");
 		print_fault_summary(out, ev->fault);
 		fprintf(out, "%s\n", env.color ? C_RESET : "");
 		print_frames(out, env.sym, ev->fault, "    ", 0, 0);

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/libbpf_version.h>
 
 #include "kbtf.h"
 #include "stream.h"
@@ -23,6 +24,16 @@ struct prog_stream_read_attr {
 	__u32 prog_fd;
 };
 
+#if LIBBPF_MAJOR_VERSION > 1 || (LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 6)
+/* libbpf 1.6 wraps the command itself. */
+ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
+{
+	int ret = bpf_prog_stream_read(prog_fd, stream_id, buf, len > 0xffffffffu ? 0xffffffffu : len,
+				       NULL);
+
+	return ret < 0 ? (errno ? -errno : ret) : ret;
+}
+#else
 ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
 {
 	union bpf_attr attr;
@@ -37,6 +48,7 @@ ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
 	ret = syscall(__NR_bpf, BPF_PROG_STREAM_READ_BY_FD, &attr, sizeof(attr));
 	return ret < 0 ? -errno : ret;
 }
+#endif
 
 bool stream_rfc_kfuncs_present(void)
 {

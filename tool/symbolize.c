@@ -88,8 +88,22 @@ struct kobj {
 	size_t ncus;
 };
 
+/* Kernel lookups are memoized by (object, address, exactness): top draws
+ * the same frames every second.
+ */
+#define MEMO_SLOTS 4096
+
+struct memo {
+	const struct kobj *k;
+	unsigned long long off, size;
+	const char *sym;
+	int exact;
+	struct sym_loc loc;
+};
+
 struct symbolizer {
 	struct symbolizer_opts o;
+	struct memo *memo;
 	struct strings strings;
 	struct bprog *progs;
 	size_t nprogs;
@@ -142,6 +156,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; i < s->strings.cnt; i++)
 		free(s->strings.v[i]);
 	free(s->strings.v);
+	free(s->memo);
 	free(s);
 }
 
@@ -501,14 +516,34 @@ static const char *module_path(struct symbolizer *s, const char *mod)
 	return found_module[0] ? found_module : NULL;
 }
 
+/* Live, a module's object must be the loaded module's: refuse a definite
+ * mismatch of /sys/module/MOD/notes against the file's build-id.
+ */
+static bool module_matches(struct symbolizer *s, const char *mod, const char *path)
+{
+	char notes[PATH_MAX], want[BUILD_ID_HEX_LEN], got[BUILD_ID_HEX_LEN];
+	bool dwarf;
+
+	if (!s->o.live)
+		return true;
+	snprintf(notes, sizeof(notes), "/sys/module/%s/notes/.note.gnu.build-id", mod);
+	if (notes_build_id(notes, want, sizeof(want)) || elf_build_id(path, got, sizeof(got), &dwarf))
+		return true;
+	if (!strcmp(want, got))
+		return true;
+	notice_once(s, "%s is not the loaded module's (build-id differs): not used", path);
+	return false;
+}
+
 static int kobj_open(struct symbolizer *s, struct kobj *k)
 {
 	char path[PATH_MAX];
 	const char *p;
+	bool is_vmlinux = !strcmp(k->name, "vmlinux");
 
 	k->tried = true;
-	p = strcmp(k->name, "vmlinux") ? module_path(s, k->name) : vmlinux_path(s, path, sizeof(path));
-	if (!p)
+	p = is_vmlinux ? vmlinux_path(s, path, sizeof(path)) : module_path(s, k->name);
+	if (!p || (!is_vmlinux && !module_matches(s, k->name, p)))
 		return -ENOENT;
 	k->dwfl = dwfl_begin(&offline_callbacks);
 	if (!k->dwfl)
@@ -683,15 +718,62 @@ bool frame_is_exact(const struct fault *f, int i)
 			!strcmp(prev, "asm_common_interrupt"));
 }
 
+static struct memo *memo_slot(struct symbolizer *s, const struct kobj *k, const struct frame *fr,
+			      bool exact)
+{
+	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ (unsigned long)k ^ exact;
+	const char *c;
+
+	if (!s->memo && !(s->memo = calloc(MEMO_SLOTS, sizeof(*s->memo))))
+		return NULL;
+	for (c = fr->sym; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	return &s->memo[h % MEMO_SLOTS];
+}
+
+static bool memo_hit(const struct memo *m, const struct kobj *k, const struct frame *fr, bool exact)
+{
+	return m && m->k == k && m->sym && m->off == fr->off && m->size == fr->size &&
+	       m->exact == exact && !strcmp(m->sym, fr->sym);
+}
+
+static int kernel_frame_uncached(struct symbolizer *s, struct kobj *k, const struct fault *f, int i,
+				 struct sym_loc *loc);
+
 static int kernel_frame(struct symbolizer *s, const struct fault *f, int i, struct sym_loc *loc)
 {
 	const struct frame *fr = &f->frames[i];
-	const struct ksym *c, *pick = NULL;
 	struct kobj *k = kobj_get(s, fr->module);
-	size_t n, j, by_size = 0;
+	bool exact = frame_is_exact(f, i);
+	struct memo *m;
+	int err;
 
 	if (!k)
 		return -ENOENT;
+	m = memo_slot(s, k, fr, exact);
+	if (memo_hit(m, k, fr, exact)) {
+		*loc = m->loc;
+		return loc->found ? 0 : -ENOENT;
+	}
+	err = kernel_frame_uncached(s, k, f, i, loc);
+	if (m) {
+		m->k = k;
+		m->off = fr->off;
+		m->size = fr->size;
+		m->exact = exact;
+		m->sym = keep(&s->strings, fr->sym);
+		m->loc = *loc;
+	}
+	return err;
+}
+
+static int kernel_frame_uncached(struct symbolizer *s, struct kobj *k, const struct fault *f, int i,
+				 struct sym_loc *loc)
+{
+	const struct frame *fr = &f->frames[i];
+	const struct ksym *c, *pick = NULL;
+	size_t n, j, by_size = 0;
+
 	c = find_name(k, fr->sym, &n);
 	if (!c)
 		return -ENOENT;

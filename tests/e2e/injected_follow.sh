@@ -92,6 +92,27 @@ check "text: label with id, name and stream" grep -qE "^[0-9:.]+ $id:writer stdo
 check "text: --stdout shows no stderr" bash -c "! grep -q ' stderr: ' '$out/text'"
 check "text: partial last line flushed and marked" grep -qF 'last line without newline [no newline]' "$out/text"
 
+# On a terminal: colours by stream and fault kind, none with NO_COLOR.
+for nc in "" 1; do
+	d=$(mktmp)
+	make_fixtures "$d"
+	tmux new-session -d -s "bpfstderr-color-$$" -x 200 -y 50 \
+		"NO_COLOR=$nc LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		 $BPFSTDERR follow -p $id --errors-only; sleep 30"
+	sleep 2
+	tmux capture-pane -e -p -t "bpfstderr-color-$$" > "$out/color$nc"
+	tmux kill-session -t "bpfstderr-color-$$"
+	# (tmux keeps bold and colour as two sequences)
+	if [ -z "$nc" ]; then
+		check "tty: lock faults in magenta" grep -q $'\033\\[1m\033\\[35mFAULT lock_deadlock' "$out/color"
+		check "tty: may_goto timeouts in yellow" grep -q $'\033\\[1m\033\\[33mFAULT may_goto_timeout' "$out/color"
+		check "tty: arena faults in red" grep -q $'\033\\[1m\033\\[31mFAULT arena_read' "$out/color"
+	else
+		check "tty with NO_COLOR: no colour" bash -c "! grep -q \$'\\033\\[1;3' '$out/color1'"
+		check "tty with NO_COLOR: the faults all the same" grep -q 'FAULT lock_deadlock' "$out/color1"
+	fi
+done
+
 # | head: SIGPIPE ends follow quietly. More output than a pipe buffers, so
 # that follow is still writing when head has gone.
 d=$(mktmp)
