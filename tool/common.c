@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "main.h"
+#include "privs.h"
+#include "stream.h"
 
 const char *bin_name = "bpfstderr";
 
@@ -21,18 +24,6 @@ void p_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void p_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: warning: ", bin_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 int exit_for_errno(int err, const char *what)
 {
 	if (err == -EPERM || err == -EACCES) {
@@ -41,4 +32,33 @@ int exit_for_errno(int err, const char *what)
 	}
 	p_err("%s: %s", what, strerror(-err));
 	return EXIT_ERROR;
+}
+
+int require_streams(const char *what, enum stream_backend *backend)
+{
+	const char *cap = missing_cap();
+
+	if (cap) {
+		p_err("%s needs %s", what, cap);
+		return EXIT_NOPERM;
+	}
+	*backend = stream_backend_detect();
+	if (*backend == BACKEND_NONE) {
+		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
+		return EXIT_NOSUPPORT;
+	}
+	return EXIT_OK;
+}
+
+int parse_prog_id(const char *s, __u32 *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 0xffffffffUL || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

@@ -74,19 +74,6 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static int parse_u32(const char *s, __u32 *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > 0xffffffffUL || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	double secs;
@@ -96,7 +83,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (env.id_cnt == IDS_MAX)
 			argp_error(state, "at most %d -p", IDS_MAX);
-		if (parse_u32(arg, &env.ids[env.id_cnt]))
+		if (parse_prog_id(arg, &env.ids[env.id_cnt]))
 			argp_error(state, "invalid program id '%s'", arg);
 		env.id_live[env.id_cnt++] = true;
 		break;
@@ -365,21 +352,13 @@ int do_follow(int argc, char **argv)
 	struct pipeline *pl = NULL;
 	struct progs *progs = NULL;
 	enum stream_backend backend;
-	const char *cap;
 	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	cap = missing_cap();
-	if (cap) {
-		p_err("following programs needs %s", cap);
-		return EXIT_NOPERM;
-	}
-	backend = stream_backend_detect();
-	if (backend == BACKEND_NONE) {
-		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
-		return EXIT_NOSUPPORT;
-	}
+	rc = require_streams("following programs", &backend);
+	if (rc)
+		return rc;
 	ops.streams = env.streams ?: STREAM_MASK_BOTH;
 	env.color = !env.json && want_color(stdout, env.no_color);
 	err = progs__open(&progs);

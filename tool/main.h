@@ -4,6 +4,7 @@
 #define BPFSTDERR_MAIN_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 /* Exit codes, documented in --help and bpfstderr(8). */
 enum {
@@ -26,13 +27,17 @@ extern const char *bin_name;
 
 /* One line on stderr, prefixed "bpfstderr: ". */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Same, but "bpfstderr: warning: "; never more than once per distinct call
- * site is the caller's job.
- */
-void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Maps a failed privileged call to the right exit code and message. */
 int exit_for_errno(int err, const char *what);
+
+enum stream_backend;
+/* What every command that reads streams checks first: CAP_SYS_ADMIN and a
+ * kernel with streams. EXIT_OK, or the exit code after one line on stderr.
+ */
+int require_streams(const char *what, enum stream_backend *backend);
+/* A program id as given on the command line; -EINVAL if it is not one. */
+int parse_prog_id(const char *s, __u32 *out);
 
 int do_list(int argc, char **argv);
 int do_doctor(int argc, char **argv);

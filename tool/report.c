@@ -49,25 +49,25 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+static void add_input(struct argp_state *state, const char *arg)
+{
+	if (env.input_cnt == INPUTS_MAX)
+		argp_error(state, "at most %d inputs", INPUTS_MAX);
+	else
+		env.inputs[env.input_cnt++] = arg;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
-	unsigned long v;
-
 	switch (key) {
 	case 'p':
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || *end || end == arg || v > 0xffffffffUL || arg[0] == '-')
-			argp_error(state, "invalid program id '%s'", arg);
 		if (env.id_cnt == IDS_MAX)
 			argp_error(state, "at most %d -p", IDS_MAX);
-		env.ids[env.id_cnt++] = v;
+		else if (parse_prog_id(arg, &env.ids[env.id_cnt++]))
+			argp_error(state, "invalid program id '%s'", arg);
 		break;
 	case 'i':
-		if (env.input_cnt == INPUTS_MAX)
-			argp_error(state, "at most %d inputs", INPUTS_MAX);
-		env.inputs[env.input_cnt++] = arg;
+		add_input(state, arg);
 		break;
 	case 'j':
 		env.json = true;
@@ -77,9 +77,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
-		if (env.input_cnt == INPUTS_MAX)
-			argp_error(state, "at most %d inputs", INPUTS_MAX);
-		env.inputs[env.input_cnt++] = arg;
+		add_input(state, arg);
 		break;
 	case ARGP_KEY_END:
 		if (env.input_cnt && env.id_cnt)
@@ -259,23 +257,17 @@ static int collect_live(struct report *r)
 		.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
 		.sym = r->sym,
 	};
-	enum stream_backend backend = stream_backend_detect();
+	enum stream_backend backend;
 	struct drainer *drainer = NULL;
 	struct pipeline *pl = NULL;
 	struct progs *progs = NULL;
 	struct prog_list before = {};
-	const char *cap = missing_cap();
 	long got;
-	int err, rc = EXIT_OK;
+	int err, rc;
 
-	if (cap) {
-		p_err("reporting on live programs needs %s", cap);
-		return EXIT_NOPERM;
-	}
-	if (backend == BACKEND_NONE) {
-		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
-		return EXIT_NOSUPPORT;
-	}
+	rc = require_streams("reporting on live programs", &backend);
+	if (rc)
+		return rc;
 	err = progs__open(&progs);
 	if (!err)
 		err = progs__snapshot(progs, &before, 0);

@@ -314,21 +314,13 @@ int do_top(int argc, char **argv)
 	struct demo *demo = NULL;
 	struct top_model m;
 	struct top_ctx c = { .m = &m };
-	const char *cap;
-	int err, rc = EXIT_OK;
+	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	cap = missing_cap();
-	if (cap) {
-		p_err("top needs %s", cap);
-		return EXIT_NOPERM;
-	}
-	backend = stream_backend_detect();
-	if (backend == BACKEND_NONE) {
-		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
-		return EXIT_NOSUPPORT;
-	}
+	rc = require_streams("top", &backend);
+	if (rc)
+		return rc;
 	if (!env.batch && !isatty(STDOUT_FILENO)) {
 		p_err("top needs a terminal; use -b for batch mode");
 		return EXIT_USAGE;
