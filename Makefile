@@ -120,7 +120,8 @@ bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # The parser under libFuzzer (clang-19, ASan+UBSan). FUZZ_SECONDS bounds it.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS  := tests/fuzz/fuzz_parse.c tool/parse.c tool/group.c tool/render.c tool/output.c \
-	      tool/symbolize.c tool/debuginfo.c tool/common.c
+	      tool/symbolize.c tool/debuginfo.c tool/common.c tool/privs.c tool/stream.c \
+	      tool/kbtf.c
 $(BUILD)/fuzz/fuzz_parse: $(FUZZ_SRCS) tool/*.h $(SKELS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
