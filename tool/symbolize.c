@@ -14,6 +14,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <elfutils/debuginfod.h>
 
 #include "debuginfo.h"
 #include "main.h"
@@ -452,11 +453,63 @@ const char *symbolizer__notice(const struct symbolizer *s)
 	return s->notice[0] ? s->notice : NULL;
 }
 
+static int hex_to_bytes(const char *hex, unsigned char *out, size_t max)
+{
+	size_t n = 0;
+	unsigned int b;
+
+	while (hex[0] && hex[1] && n < max && sscanf(hex, "%2x", &b) == 1) {
+		out[n++] = b;
+		hex += 2;
+	}
+	return n;
+}
+
+static int progress(debuginfod_client *c, long done, long total)
+{
+	(void)c;
+	fprintf(stderr, "\r%s: downloading the running kernel's vmlinux: %ld of %ld kB", bin_name,
+		done >> 10, total > 0 ? total >> 10 : 0);
+	return 0;
+}
+
+/* The running kernel's vmlinux by build-id from the debuginfod servers in
+ * DEBUGINFOD_URLS, with a progress line on a terminal; the client caches it.
+ */
+static const char *vmlinux_from_debuginfod(const struct vmlinux_info *vi, char *buf, size_t len)
+{
+	unsigned char id[64];
+	debuginfod_client *c;
+	char *path = NULL;
+	int fd, n;
+
+	if (!getenv("DEBUGINFOD_URLS") || !*getenv("DEBUGINFOD_URLS") || !vi->kernel_id[0])
+		return NULL;
+	n = hex_to_bytes(vi->kernel_id, id, sizeof(id));
+	c = debuginfod_begin();
+	if (!c)
+		return NULL;
+	if (isatty(STDERR_FILENO))
+		debuginfod_set_progressfn(c, progress);
+	fd = debuginfod_find_debuginfo(c, id, n, &path);
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);
+	debuginfod_end(c);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	snprintf(buf, len, "%s", path);
+	free(path);
+	return buf;
+}
+
 static const char *vmlinux_path(struct symbolizer *s, char *buf, size_t len)
 {
 	struct vmlinux_info vi;
 
 	if (debuginfo__find_vmlinux(s->o.vmlinux, &vi)) {
+		if (s->o.live && !s->o.vmlinux && vmlinux_from_debuginfod(&vi, buf, len))
+			return buf;	/* fetched by the build-id it has to match */
 		notice_once(s, "no vmlinux with DWARF found (looked in %s and the usual places): "
 			    "kernel frames stay symbol+off/size; install the kernel's debug package "
 			    "or pass --vmlinux", debuginfo__search_paths()[0]);

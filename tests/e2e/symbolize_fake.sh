@@ -45,5 +45,36 @@ else
 	check_eq "live: no debuginfo, one notice" "$(wc -l < "$out/none.err")" 1
 	check "live: the notice says how" grep -q 'install the kernel.s debug package or pass --vmlinux' "$out/none.err"
 fi
+# A vmlinux that is the running kernel's by build-id (a fake kernel linked
+# with it) is used live: given with --vmlinux, and fetched from a
+# debuginfod server (ours, on loopback) when none is on disk.
+kid=$("$BPFSTDERR" doctor --json | jq -r .vmlinux.kernel_build_id)
+BUILD_ID=0x$kid tests/fakekernel/build.sh gcc "$out/srv" > /dev/null 2>&1
+rm -f "$out/srv/fake_mod.ko"
+first=$(head -n 1 "$out/gcc/frames.txt")
+want=$(llvm-addr2line-19 -e "$out/srv/vmlinux" \
+	"$(printf '%#x' $(( 0x$(nm "$out/srv/vmlinux" | awk -v s="${first%%+*}" '$3 == s { print $1; exit }') \
+	+ $(printf '%d' "$(cut -d+ -f2 <<<"$first" | cut -d/ -f1)") - 1 )))" | xargs basename)
+live_first() {	# the first frame of the live report, symbolized or not
+	rm -f "$out/$id.2.off"
+	shim "$@" > "$out/l.json" 2> "$out/l.err"
+	jq -r '.programs[0].groups[0].example.frames[0] | "\(.file // "-" | split("/") | last):\(.line // "-")"' "$out/l.json"
+}
+check_eq "live: the running kernel's vmlinux (by build-id) is used" \
+	"$(live_first "$BPFSTDERR" report --json -p "$id" --vmlinux "$out/srv/vmlinux")" "$want"
+check_eq "live: nothing said when it matches" "$(cat "$out/l.err")" ""
+port=$((20000 + RANDOM % 20000))
+debuginfod -F "$out/srv" -p "$port" -d "$out/dbgd.sqlite" > "$out/dbgd.log" 2>&1 &
+dbgd=$!
+for i in $(seq 50); do
+	python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1])" \
+		"http://127.0.0.1:$port/buildid/$kid/debuginfo" 2> /dev/null && break
+	sleep 0.2
+done
+check_eq "debuginfod: fetched by build-id and used" \
+	"$(DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$out/cache live_first \
+		"$BPFSTDERR" report --json -p "$id")" "$want"
+check "debuginfod: the client cached it" bash -c "ls '$out'/cache/$kid/debuginfo"
+kill "$dbgd"; wait "$dbgd" 2> /dev/null
 stop_holder H
 finish
