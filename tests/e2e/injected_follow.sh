@@ -125,6 +125,23 @@ set +o pipefail
 check_eq "| head: follow exits 0" "$rc" 0
 check_eq "| head: nothing on stderr" "$(cat "$out/pipe.err")" ""
 
+# --name follows programs loaded after follow started.
+d=$(mktmp)
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" follow --name writer --json > "$out/later" 2> /dev/null &
+fpid=$!
+sleep 0.5
+start_holder H2 writer || fail "load a second writer"
+id2=$(prog_id H2 writer)
+printf 'from a program loaded later\n' > "$d/$id2.1"
+holder_cmd H2 "write 1 1 4" > /dev/null
+for i in $(seq 50); do [ -s "$d/$id2.1.off" ] && break; sleep 0.1; done
+sleep 0.3
+kill -INT "$fpid"; wait "$fpid"
+check_eq "--name: a program loaded later is followed" \
+	"$(jq -r "select(.prog.id == $id2) | .text" "$out/later")" "from a program loaded later"
+stop_holder H2
+
 # --errors-only, and the program going away while followed.
 d=$(mktmp)
 make_fixtures "$d"

@@ -6,9 +6,11 @@
 SHIM=$HELPERS/libstreamshim.so
 S=bpfstderr-top-$$
 out=$(mktmp)
-trap 'tmux kill-session -t "$S" 2>/dev/null; tmux kill-session -t "$S-term" 2>/dev/null; cleanup' EXIT
+trap 'for s in "$S" "$S-term" "$S-demo"; do tmux kill-session -t "$s" 2>/dev/null; done; cleanup' EXIT
 
 start_holder H writer names || { fail "load test programs"; finish; }
+start_holder G writer || { fail "load a program to unload"; finish; }
+gone=$(prog_id G writer)
 id=$(prog_id H writer)
 long=$(prog_id H a_program_name_)
 holder_cmd H "write 1 1 4" > /dev/null
@@ -91,6 +93,10 @@ check "30x8: a one-line notice" bash -c "tmux capture-pane -p -t $S | grep -q 't
 tmux resize-window -t "$S" -x 160 -y 32; sleep 0.8
 check "back to 160x32: table again" test -n "$(row "$id")"
 
+stop_holder G
+sleep 1.2
+check_eq "an unloaded program stays, marked" "$(col "$gone" OWNER)" "(unloaded)"
+
 keys q
 check "q: quits, terminal restored, exit 0" wait_for "$S" "RESTORED rc=0"
 check_eq "nothing on stderr" "$(cat "$out/top.err")" ""
@@ -99,6 +105,15 @@ run_top "$S-term" ""
 wait_for "$S-term" " writer " > /dev/null
 pkill -TERM -x bpfstderr
 check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
+
+# --demo: its programs run, and are unloaded when top ends.
+tmux new-session -d -s "$S-demo" -x 160 -y 32 "$BPFSTDERR top --demo; sleep 60"
+check "--demo: the demo programs are shown" wait_for "$S-demo" "demo_deadlock"
+check "--demo: their dropped reports show as saturation" wait_for "$S-demo" "leaked"
+tmux send-keys -t "$S-demo" q; sleep 1
+check_eq "--demo: unloaded on exit" \
+	"$(bpftool prog show -j | jq '[.[] | select(.name // "" | startswith("demo_"))] | length')" 0
+tmux kill-session -t "$S-demo"
 
 # Batch mode against bpftool.
 "$BPFSTDERR" top -b -n 2 -d 0.2 --json > "$out/batch.json"
