@@ -38,8 +38,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun '%s COMMAND --help' for a command's options.\n\n"
 		   "Exit status:\n"
-		   "  0  success (report: no faults)\n"
-		   "  1  report: faults found\n"
+		   "  0  success (report: no faults, nothing lost)\n"
+		   "  1  report: faults found, or bytes lost from a program's stderr\n"
 		   "  2  unknown command or option, bad argument\n"
 		   "  3  a needed capability is missing (CAP_SYS_ADMIN)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
