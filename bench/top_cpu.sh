@@ -40,3 +40,5 @@ measure "top -d 1, $((n + 1)) programs, idle"
 ( while :; do for i in $(seq 100); do cat tests/fixtures/upstream-6.18.txt; done >> "$dir/$id.2"; sleep 1; done ) &
 feeder=$!
 measure "top -d 1, $((n + 1)) programs, ~600 reports/s"
+# so that the number above is of reports read, not of reports offered
+echo "served to top: $(( $(cat "$dir/$id.2.off" 2>/dev/null || echo 0) / $(stat -c %s tests/fixtures/upstream-6.18.txt) * 6 )) reports"

@@ -48,14 +48,25 @@ static const char *keep(struct strings *st, const char *s)
 
 /* ---- BPF programs ---------------------------------------------------------- */
 
+typedef char hex_tag[17];
+
+/* What tells a program's functions apart: enough to know whether a frame's
+ * tag is one of them, kept for every program examined.
+ */
+struct seen {
+	__u32 id;
+	__u64 load_time;
+	__u32 nr_tags;
+	hex_tag *tags;		/* [0]: info.tag, then prog_tags[] */
+};
+
 struct bprog {
 	__u32 id;
 	__u64 load_time;
-	__u8 tag[8];
 	__u32 nr_funcs;
+	hex_tag *tags;		/* as struct seen */
 	__u64 *ksyms;
 	__u32 *func_lens;
-	__u8 (*tags)[8];
 	__u32 nr_linfo;
 	struct bpf_line_info *linfo;
 	__u64 *jited_linfo;
@@ -108,6 +119,9 @@ struct symbolizer {
 	struct strings strings;
 	struct bprog *progs;
 	size_t nprogs;
+	struct seen *seen;
+	size_t nseen;
+	__u32 max_seen_id;
 	struct kobj *kobjs;
 	size_t nkobjs;
 	char notice[PATH_MAX + 256];
@@ -151,6 +165,9 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; i < s->nprogs; i++)
 		bprog_fini(&s->progs[i]);
 	free(s->progs);
+	for (i = 0; i < s->nseen; i++)
+		free(s->seen[i].tags);
+	free(s->seen);
 	for (i = 0; i < s->nkobjs; i++)
 		kobj_fini(&s->kobjs[i]);
 	free(s->kobjs);
@@ -161,30 +178,62 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
-static bool tag_eq(const __u8 *raw, const char *hex)
+static void to_hex(hex_tag out, const __u8 *raw)
 {
-	char buf[17];
+	static const char digits[] = "0123456789abcdef";
 	int i;
 
-	for (i = 0; i < 8; i++)
-		sprintf(buf + 2 * i, "%02x", raw[i]);
-	return !strcmp(buf, hex);
+	for (i = 0; i < 8; i++) {
+		out[2 * i] = digits[raw[i] >> 4];
+		out[2 * i + 1] = digits[raw[i] & 15];
+	}
+	out[16] = '\0';
 }
 
-/* Which function of p has this tag: the main program's ksym uses info.tag,
+/* Which function has this tag: the main program's ksym uses info.tag,
  * subprograms prog_tags[i]; older kernels named function 0 with
- * prog_tags[0], so that is accepted too.
+ * prog_tags[0], so that is accepted too. tags[0] is info.tag, tags[i + 1]
+ * prog_tags[i].
  */
-static int bprog_func(const struct bprog *p, const char *tag)
+static int tags_func(const hex_tag *tags, __u32 nr_tags, const char *tag)
 {
 	__u32 i;
 
-	if (tag_eq(p->tag, tag))
+	if (!strcmp(tags[0], tag))
 		return 0;
-	for (i = 0; i < p->nr_funcs; i++)
-		if (tag_eq(p->tags[i], tag))
-			return i;
+	for (i = 1; i < nr_tags; i++)
+		if (!strcmp(tags[i], tag))
+			return i - 1;
 	return -1;
+}
+
+/* info.tag and prog_tags[], as hex. */
+static int read_tags(int fd, struct bpf_prog_info *info, hex_tag **out, __u32 *cnt)
+{
+	__u32 n = info->nr_prog_tags, len = sizeof(*info), i;
+	__u8 (*raw)[8] = calloc(n + 1, sizeof(*raw));
+	hex_tag *tags = calloc(n + 1, sizeof(*tags));
+	__u8 main_tag[8];
+
+	if (!raw || !tags)
+		goto err;
+	memcpy(main_tag, info->tag, sizeof(main_tag));
+	memset(info, 0, sizeof(*info));
+	info->nr_prog_tags = n;
+	info->prog_tags = (__u64)(unsigned long)raw;
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		goto err;
+	to_hex(tags[0], main_tag);
+	for (i = 0; i < n; i++)
+		to_hex(tags[i + 1], raw[i]);
+	free(raw);
+	*out = tags;
+	*cnt = n + 1;
+	return 0;
+err:
+	free(raw);
+	free(tags);
+	return -ENOMEM;
 }
 
 static int bprog_load(int fd, struct bprog *p)
@@ -201,21 +250,20 @@ static int bprog_load(int fd, struct bprog *p)
 	memset(p, 0, sizeof(*p));
 	p->id = info.id;
 	p->load_time = info.load_time;
-	memcpy(p->tag, info.tag, sizeof(p->tag));
+	if (read_tags(fd, &info, &p->tags, &p->nr_funcs))
+		return -ENOMEM;
+	p->nr_funcs = nf < p->nr_funcs - 1 ? nf : p->nr_funcs - 1;
 	p->ksyms = calloc(nf + 1, sizeof(*p->ksyms));
 	p->func_lens = calloc(nf + 1, sizeof(*p->func_lens));
-	p->tags = calloc(info.nr_prog_tags + 1, sizeof(*p->tags));
 	p->linfo = calloc(nl + 1, sizeof(*p->linfo));
 	p->jited_linfo = calloc(njl + 1, sizeof(*p->jited_linfo));
-	if (!p->ksyms || !p->func_lens || !p->tags || !p->linfo || !p->jited_linfo)
+	if (!p->ksyms || !p->func_lens || !p->linfo || !p->jited_linfo)
 		return -ENOMEM;
 	memset(&info, 0, sizeof(info));
 	info.nr_jited_ksyms = nf;
 	info.jited_ksyms = (__u64)(unsigned long)p->ksyms;
 	info.nr_jited_func_lens = nf;
 	info.jited_func_lens = (__u64)(unsigned long)p->func_lens;
-	info.nr_prog_tags = nf;
-	info.prog_tags = (__u64)(unsigned long)p->tags;
 	info.nr_line_info = nl;
 	info.line_info_rec_size = sizeof(struct bpf_line_info);
 	info.line_info = (__u64)(unsigned long)p->linfo;
@@ -225,7 +273,6 @@ static int bprog_load(int fd, struct bprog *p)
 	len = sizeof(info);
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	p->nr_funcs = nf < info.nr_prog_tags ? nf : info.nr_prog_tags;
 	p->nr_linfo = nl == njl ? nl : 0;	/* one jited address per entry */
 	if (info.btf_id)
 		p->btf = btf__load_from_kernel_by_id(info.btf_id);
@@ -237,57 +284,75 @@ static struct bprog *find_cached(struct symbolizer *s, const char *tag, int *fun
 	size_t i;
 
 	for (i = s->nprogs; i-- > 0;) {
-		*func = bprog_func(&s->progs[i], tag);
+		*func = tags_func(s->progs[i].tags, s->progs[i].nr_funcs + 1, tag);
 		if (*func >= 0)
 			return &s->progs[i];
 	}
 	return NULL;
 }
 
-static bool cached_id(struct symbolizer *s, __u32 id, __u64 load_time)
-{
-	size_t i;
-
-	for (i = 0; i < s->nprogs; i++)
-		if (s->progs[i].id == id && s->progs[i].load_time == load_time)
-			return true;
-	return false;
-}
-
-/* A tag we have not seen: look at the programs loaded now. */
-static void cache_tag(struct symbolizer *s, const char *tag)
+/* Programs loaded since the last look: ids only grow, so only ids above
+ * the highest seen are new, and a tag that is nowhere costs one syscall.
+ */
+static void see_new_programs(struct symbolizer *s)
 {
 	struct bpf_prog_info info;
-	struct bprog p, *tmp;
-	__u32 id = 0, len;
-	int fd, f;
+	struct seen *tmp, *sn;
+	__u32 id = s->max_seen_id, len;
+	int fd;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
+		s->max_seen_id = id;
 		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || cached_id(s, id, info.load_time) ||
-		    bprog_load(fd, &p)) {
-			close(fd);
-			continue;
+		tmp = realloc(s->seen, (s->nseen + 1) * sizeof(*tmp));
+		if (tmp)
+			s->seen = tmp;
+		sn = tmp ? &s->seen[s->nseen] : NULL;
+		if (sn && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			sn->id = id;
+			sn->load_time = info.load_time;
+			if (!read_tags(fd, &info, &sn->tags, &sn->nr_tags))
+				s->nseen++;
 		}
 		close(fd);
-		f = bprog_func(&p, tag);
-		if (f < 0) {
-			bprog_fini(&p);
-			continue;
-		}
-		tmp = realloc(s->progs, (s->nprogs + 1) * sizeof(*tmp));
-		if (!tmp) {
-			bprog_fini(&p);
-			return;
-		}
-		s->progs = tmp;
-		s->progs[s->nprogs++] = p;
+	}
+}
+
+/* Load the program that has this tag, if it is still loaded. */
+static void cache_tag(struct symbolizer *s, const char *tag)
+{
+	struct bpf_prog_info info = {};
+	struct bprog p, *tmp;
+	__u32 len = sizeof(info);
+	size_t i;
+	int fd;
+
+	see_new_programs(s);
+	for (i = 0; i < s->nseen && tags_func(s->seen[i].tags, s->seen[i].nr_tags, tag) < 0; i++)
+		;
+	if (i == s->nseen)
+		return;
+	fd = bpf_prog_get_fd_by_id(s->seen[i].id);
+	if (fd < 0)
+		return;
+	/* the same program, not a later one that got its id */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.load_time != s->seen[i].load_time ||
+	    bprog_load(fd, &p)) {
+		close(fd);
 		return;
 	}
+	close(fd);
+	tmp = realloc(s->progs, (s->nprogs + 1) * sizeof(*tmp));
+	if (!tmp) {
+		bprog_fini(&p);
+		return;
+	}
+	s->progs = tmp;
+	s->progs[s->nprogs++] = p;
 }
 
 void symbolizer__warm(struct symbolizer *s, const struct fault *f)
