@@ -35,10 +35,8 @@ struct report {
 	struct grouper *g;
 	bool live;
 	struct prog_list after;		/* live: right after the drain */
-	const char *input;		/* input: the file being read */
 	struct gprog *input_prog;
 	struct symbolizer *sym;
-	int err;
 };
 
 static const struct argp_option opts[] = {
@@ -192,7 +190,6 @@ static int collect_inputs(struct report *r)
 	int i, err;
 
 	for (i = 0; i < env.input_cnt; i++) {
-		r->input = env.inputs[i];
 		err = read_input(r, env.inputs[i]);
 		if (err)
 			return err == -EIO || err == -ENOENT || err == -EACCES ? -EIO : err;

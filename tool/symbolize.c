@@ -89,7 +89,6 @@ struct cu_range {
 
 struct kobj {
 	char name[64];			/* "vmlinux" or the module's */
-	bool tried;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;
@@ -659,7 +658,6 @@ static int kobj_open(struct symbolizer *s, struct kobj *k)
 	const char *p;
 	bool is_vmlinux = !strcmp(k->name, "vmlinux");
 
-	k->tried = true;
 	p = is_vmlinux ? vmlinux_path(s, path, sizeof(path)) : module_path(s, k->name);
 	if (!p || (!is_vmlinux && !module_matches(s, k->name, p)))
 		return -ENOENT;

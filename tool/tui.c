@@ -21,7 +21,7 @@
 
 enum view { VIEW_TABLE, VIEW_DETAIL, VIEW_FOLLOW, VIEW_HELP };
 
-enum pair { PAIR_HEAD = 1, PAIR_FAULT, PAIR_WARN, PAIR_OK, PAIR_DIM, PAIR_SEL };
+enum pair { PAIR_HEAD = 1, PAIR_FAULT, PAIR_WARN, PAIR_OK };
 
 struct tui {
 	struct top_model *m;
@@ -724,8 +724,6 @@ static void init_colors(struct tui *t)
 	init_pair(PAIR_FAULT, COLOR_RED, -1);
 	init_pair(PAIR_WARN, COLOR_YELLOW, -1);
 	init_pair(PAIR_OK, COLOR_GREEN, -1);
-	init_pair(PAIR_DIM, COLOR_WHITE, -1);
-	init_pair(PAIR_SEL, COLOR_BLACK, COLOR_CYAN);
 }
 
 static double now_s(void)
