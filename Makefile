@@ -157,11 +157,15 @@ install: all
 	install -D -m 0644 man/bpfstderr.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8
 	install -D -m 0644 contrib/bpfstderr.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/sbin/bpfstderr|$(PREFIX)/sbin/bpfstderr|' contrib/bpfstderr-record.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/bpfstderr \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8 \
-	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr \
+	      $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
 
 clean:
 	rm -rf build build-san

@@ -2,9 +2,11 @@
 /* CPU cost of one drain cycle over N idle programs: bpfstderr (one
  * iterator read, then only streams with bytes accounted) against what a
  * naive tool does (every program opened by id, both streams read), in the
- * same run. Prints per-cycle CPU time (user + system) and the ratio.
+ * same run; then bpfstderr with its journal, whose idle cost is what the
+ * journal adds to every cycle. Prints per-cycle CPU time (user + system)
+ * and the ratios.
  *
- *   drain_cycle N [CYCLES]
+ *   drain_cycle N [CYCLES [JOURNAL_DIR]]
  */
 #include <errno.h>
 #include <string.h>
@@ -74,6 +76,8 @@ static int discard(const struct pipe_event *pe, void *ctx)
 	return 0;
 }
 
+static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles);
+
 static int ours_cycle(struct progs *progs, struct pipeline *pl)
 {
 	struct prog_list l = {};
@@ -88,15 +92,53 @@ static int ours_cycle(struct progs *progs, struct pipeline *pl)
 	return got < 0 ? got : 0;
 }
 
+static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles)
+{
+	double t0 = cpu_now();
+	int i;
+
+	for (i = 0; i < cycles; i++)
+		ours_cycle(progs, pl);
+	return (cpu_now() - t0) / cycles;
+}
+
+/* The same cycles through a journal in dir. */
+static double journal_cycles(struct progs *progs, struct drainer *drainer, const char *dir,
+			     int cycles)
+{
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = discard };
+	struct pipeline *pl;
+	struct journal *j;
+	char path[4096];
+	double t;
+
+	snprintf(path, sizeof(path), "%s/drain_cycle.db", dir);
+	unlink(path);
+	if (journal__open(&j, path)) {
+		fprintf(stderr, "drain_cycle: %s\n", journal__error(j) ?: "cannot open the journal");
+		exit(1);
+	}
+	ops.journal = j;
+	if (pipeline__new(&pl, drainer, &ops))
+		exit(1);
+	ours_cycle(progs, pl);
+	t = time_cycles(progs, pl, cycles);
+	pipeline__free(pl);
+	journal__close(j);
+	unlink(path);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
-	struct pipeline_ops ops = { STREAM_MASK_BOTH, select_all, discard, NULL, NULL };
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = discard };
 	int n = argc > 1 ? atoi(argv[1]) : 1000, cycles = argc > 2 ? atoi(argv[2]) : 20;
 	struct rlimit rl = { n + 256, n + 256 };
 	struct drainer *drainer;
 	struct pipeline *pl;
 	struct progs *progs;
-	double t0, ours, naive;
+	const char *dir = argc > 3 ? argv[3] : "/var/tmp";
+	double t0, ours, naive, journal;
 	int *fds, i, err;
 
 	setrlimit(RLIMIT_NOFILE, &rl);
@@ -109,16 +151,17 @@ int main(int argc, char **argv)
 	}
 	ours_cycle(progs, pl);		/* warm up both */
 	naive_cycle();
-	t0 = cpu_now();
-	for (i = 0; i < cycles; i++)
-		ours_cycle(progs, pl);
-	ours = (cpu_now() - t0) / cycles;
+	ours = time_cycles(progs, pl, cycles);
+	journal = journal_cycles(progs, drainer, dir, cycles);
 	t0 = cpu_now();
 	for (i = 0; i < cycles; i++)
 		naive_cycle();
 	naive = (cpu_now() - t0) / cycles;
 	printf("%6d idle programs: bpfstderr %8.3f ms/cycle, naive open+read %8.3f ms/cycle, "
 	       "naive/bpfstderr = %.1fx\n", n, ours * 1e3, naive * 1e3, naive / ours);
+	printf("%6d idle programs: with the journal %8.3f ms/cycle, journal/without = %.2fx "
+	       "(the journal's share of an idle cycle: %.0f%%)\n", n, journal * 1e3, journal / ours,
+	       100 * (journal - ours) / journal);
 	pipeline__free(pl);
 	drainer__free(drainer);
 	progs__close(progs);

@@ -24,7 +24,7 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 measure() {	# measure LABEL: CPU share of top over $secs
 	local pid t0 t1 hz
 	tmux new-session -d -s bench-top -x 160 -y 40 \
-		"LD_PRELOAD=build/tests/libstreamshim.so BPFSTDERR_SHIM_DIR=$dir build/bpfstderr top -d 1"
+		"BPFSTDERR_JOURNAL=$dir/journal.db LD_PRELOAD=build/tests/libstreamshim.so BPFSTDERR_SHIM_DIR=$dir build/bpfstderr top -d 1"
 	sleep 3
 	pid=$(pgrep -x bpfstderr | head -n 1)
 	hz=$(getconf CLK_TCK)

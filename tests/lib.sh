@@ -8,7 +8,11 @@ HELPERS=${HELPERS:-build/tests}
 PASSED=0
 FAILED=0
 HOLDER_PIDS=()
-TMPDIRS=()
+# Every temporary file of the test lives under TEST_ROOT, removed on exit
+# (mktmp runs in command substitutions: it cannot record what it made).
+TEST_ROOT=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
+# Each test file has a journal of its own, never the system's.
+export BPFSTDERR_JOURNAL=$TEST_ROOT/journal.db
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
@@ -23,10 +27,7 @@ check_eq() {	# check_eq DESC GOT WANT
 }
 
 mktmp() {
-	local d
-	d=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
-	TMPDIRS+=("$d")
-	echo "$d"
+	mktemp -d "$TEST_ROOT/tmp.XXXXXX"
 }
 
 # start_holder VAR ARGS...: run holdprog ARGS as a coprocess; VAR_PID,
@@ -76,7 +77,7 @@ cleanup() {
 	local p
 	for p in "${HOLDER_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${HOLDER_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	[ ${#TMPDIRS[@]} -eq 0 ] || rm -rf "${TMPDIRS[@]}"
+	if [ -n "${KEEP_TEST_ROOT:-}" ]; then echo "# kept $TEST_ROOT"; else rm -rf "$TEST_ROOT"; fi
 }
 trap cleanup EXIT
 

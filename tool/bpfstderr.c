@@ -20,7 +20,8 @@ static const struct cmd cmds[] = {
 	{ "top",	do_top,		"every program's stream activity, live (ncurses)" },
 	{ "list",	do_list,	"list loaded programs and their stream accounting" },
 	{ "follow",	do_follow,	"print what programs write, as they write it" },
-	{ "report",	do_report,	"group the faults programs reported, once" },
+	{ "report",	do_report,	"group the faults in the journal (or in saved dumps)" },
+	{ "record",	do_record,	"drain every program into the journal, until stopped" },
 	{ "doctor",	do_doctor,	"report what this kernel and host support" },
 	{ NULL },
 };
@@ -43,7 +44,7 @@ static void usage(FILE *f)
 		   "  2  unknown command or option, bad argument\n"
 		   "  3  a needed capability is missing (CAP_SYS_ADMIN)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
-		   "  5  any other error\n"
+		   "  5  any other error, among them a journal refused or not writable\n"
 		   "  6  a program given on the command line does not exist\n",
 		bin_name);
 }

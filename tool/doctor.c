@@ -10,10 +10,12 @@
 
 #include "debuginfo.h"
 #include "health.h"
+#include "journal_cli.h"
 #include "kbtf.h"
 #include "main.h"
 #include "output.h"
 #include "privs.h"
+#include "render.h"
 #include "stream.h"
 
 struct doctor {
@@ -29,6 +31,8 @@ struct doctor {
 	struct vmlinux_info vmlinux;
 	bool cap_sys_admin, cap_bpf, cap_perfmon;
 	char bpffs[256];
+	const char *journal_path;	/* NULL: --no-journal */
+	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
 	int exit_code;
 };
@@ -137,6 +141,9 @@ static void examine(struct doctor *d)
 	d->kallsyms = kallsyms_readable();
 	debuginfo__find_vmlinux(env.vmlinux, &d->vmlinux);
 	find_bpffs(d->bpffs, sizeof(d->bpffs));
+	d->journal_path = journal_cli__path();
+	if (d->journal_path)
+		journal__inspect(d->journal_path, &d->journal);
 	judge(d);
 }
 
@@ -157,6 +164,54 @@ static void print_vmlinux_plain(const struct vmlinux_info *v)
 	printf("%-22s %s (%s, build-id %s)\n", "vmlinux debuginfo", v->path,
 	       v->has_dwarf ? "DWARF" : "no DWARF",
 	       v->id_matches ? "matches the running kernel" : "does NOT match the running kernel");
+}
+
+static void print_size(const char *label, long long bytes)
+{
+	printf("%s%.1f MiB", label, bytes / 1048576.0);
+}
+
+static void print_journal_plain(const struct doctor *d)
+{
+	const struct journal_info *j = &d->journal;
+	struct timespec ts;
+	char when[40];
+
+	if (!d->journal_path) {
+		printf("%-22s none (--no-journal)\n", "journal");
+		return;
+	}
+	printf("%-22s ", "journal");
+	fput_term(stdout, d->journal_path, strlen(d->journal_path));
+	if (!j->exists && !j->err) {
+		printf(": not created yet (follow, report, top or record create it)\n");
+		return;
+	}
+	if (j->err) {
+		printf("\n%-22s REFUSED: ", "");
+		fput_term(stdout, j->error[0] ? j->error : strerror(-j->err),
+			  strlen(j->error[0] ? j->error : strerror(-j->err)));
+		printf("\n%-22s follow, report, top and record will stop with exit 5; "
+		       "move it away or use --journal/--no-journal\n", "");
+		return;
+	}
+	printf(" (schema %lld)\n%-22s %lld events (%lld faults) of %lld programs, %lld unloaded\n",
+	       j->version, "", j->events, j->faults, j->programs, j->unloaded);
+	if (j->oldest_ns) {
+		ts = (struct timespec){ j->oldest_ns / 1000000000LL, j->oldest_ns % 1000000000LL };
+		format_time(&ts, when, sizeof(when), true);
+		printf("%-22s oldest event %s\n", "", when);
+	}
+	printf("%-22s", "");
+	print_size(" ", j->used_bytes);
+	print_size(" in use of ", j->ret.max_size);
+	printf(" (--max-size)");
+	print_size(", file ", j->file_bytes);
+	print_size(", WAL ", j->wal_bytes);
+	if (j->ret.max_age)
+		printf("; events kept %lld s (--max-age)\n", j->ret.max_age);
+	else
+		printf("; events kept until the size limit\n");
 }
 
 static void print_plain(const struct doctor *d)
@@ -185,6 +240,7 @@ static void print_plain(const struct doctor *d)
 		printf("%-22s mounted at %s\n", "bpffs", d->bpffs);
 	else
 		printf("%-22s not mounted (not needed by bpfstderr; mount -t bpf bpf /sys/fs/bpf)\n", "bpffs");
+	print_journal_plain(d);
 	if (d->problem)
 		printf("%-22s bpfstderr cannot work here: %s\n", "verdict", d->problem);
 	else
@@ -234,6 +290,38 @@ static void add_bool(struct json_object *o, const char *key, bool v)
 	json_object_object_add(o, key, json_object_new_boolean(v));
 }
 
+static void add_int(struct json_object *o, const char *key, long long v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static struct json_object *journal_json(const struct doctor *d)
+{
+	const struct journal_info *j = &d->journal;
+	struct json_object *o;
+
+	if (!d->journal_path)
+		return NULL;
+	o = json_object_new_object();
+	json_add_bytes(o, "path", d->journal_path, strlen(d->journal_path));
+	add_bool(o, "exists", j->exists);
+	json_object_object_add(o, "error", !j->err ? NULL :
+			       json_object_new_string(j->error[0] ? j->error : strerror(-j->err)));
+	if (!j->exists || j->err)
+		return o;
+	add_int(o, "schema_version", j->version);
+	add_int(o, "events", j->events);
+	add_int(o, "faults", j->faults);
+	add_int(o, "programs", j->programs);
+	add_int(o, "unloaded_programs", j->unloaded);
+	add_int(o, "used_bytes", j->used_bytes);
+	add_int(o, "file_bytes", j->file_bytes);
+	add_int(o, "wal_bytes", j->wal_bytes);
+	add_int(o, "max_size", j->ret.max_size);
+	add_int(o, "max_age_seconds", j->ret.max_age);
+	return o;
+}
+
 static int print_json(const struct doctor *d)
 {
 	struct json_object *o = json_object_new_object(), *faults, *privs;
@@ -260,6 +348,7 @@ static int print_json(const struct doctor *d)
 	add_bool(privs, "CAP_PERFMON", d->cap_perfmon);
 	json_object_object_add(o, "privileges", privs);
 	json_object_object_add(o, "bpffs", d->bpffs[0] ? json_object_new_string(d->bpffs) : NULL);
+	json_object_object_add(o, "journal", journal_json(d));
 	add_bool(o, "usable", !d->problem);
 	json_object_object_add(o, "problem", d->problem ? json_object_new_string(d->problem) : NULL);
 	err = json_print(o, stdout);
@@ -269,11 +358,14 @@ static int print_json(const struct doctor *d)
 
 int do_doctor(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
+		.children = children,
 		.doc =
-		"Report what this kernel and host support for BPF streams.\v"
+		"Report what this kernel and host support for BPF streams, and the state of "
+		"the journal (read only: doctor never creates it).\v"
 		"Exit status: 0 bpfstderr can work here, 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",
 	};

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "journal_cli.h"
 #include "main.h"
 #include "output.h"
 #include "pipeline.h"
@@ -232,15 +233,15 @@ static int sink(const struct pipe_event *pe, void *ctx)
 
 static void gone(const struct tracked *t, void *ctx)
 {
-	int i = id_index(t->id);
+	int i = id_index(t->p.id);
 
 	(void)ctx;
 	if (i < 0 || !env.id_live[i])
 		return;
 	env.id_live[i] = false;
 	fflush(stdout);
-	fprintf(stderr, "%s: program %u (", bin_name, t->id);
-	fput_term(stderr, t->name, strlen(t->name));
+	fprintf(stderr, "%s: program %u (", bin_name, t->p.id);
+	fput_term(stderr, t->p.name, strlen(t->p.name));
 	fprintf(stderr, ") unloaded\n");
 }
 
@@ -340,15 +341,19 @@ static int run(struct progs *progs, struct pipeline *pl)
 
 int do_follow(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
+		.children = children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
-		       "Fault reports are shown parsed. Ends on SIGINT/SIGTERM (after a last drain) "
+		       "Fault reports are shown parsed. Events come through the journal, so every "
+		       "bpfstderr running shows every event. Ends on SIGINT/SIGTERM (after a last drain) "
 		       "or, with -p only, when every followed program is unloaded (exit 0).",
 	};
 	struct pipeline_ops ops = { .select = selected, .sink = sink, .gone = gone };
 	struct drainer *drainer = NULL;
+	struct journal *journal = NULL;
 	struct pipeline *pl = NULL;
 	struct progs *progs = NULL;
 	enum stream_backend backend;
@@ -359,11 +364,17 @@ int do_follow(int argc, char **argv)
 	rc = require_streams("following programs", &backend);
 	if (rc)
 		return rc;
+	rc = journal_cli__open(&journal, false);
+	if (rc)
+		return rc;
+	ops.journal = journal;
 	ops.streams = env.streams ?: STREAM_MASK_BOTH;
 	env.color = !env.json && want_color(stdout, env.no_color);
 	err = progs__open(&progs);
-	if (err)
-		return exit_for_errno(err, "cannot load the program iterator");
+	if (err) {
+		rc = exit_for_errno(err, "cannot load the program iterator");
+		goto out;
+	}
 	rc = check_ids_exist(progs);
 	if (rc)
 		goto out;
@@ -382,11 +393,12 @@ int do_follow(int argc, char **argv)
 	if (err == -EPIPE)
 		rc = EXIT_OK;	/* the reader went away, as with | head */
 	else if (err)
-		rc = exit_for_errno(err, "follow");
+		rc = journal_cli__failed(journal, err, "follow");
 out:
 	pipeline__free(pl);
 	symbolizer__free(env.sym);
 	drainer__free(drainer);
 	progs__close(progs);
+	journal__close(journal);
 	return rc;
 }

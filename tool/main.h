@@ -44,5 +44,6 @@ int do_doctor(int argc, char **argv);
 int do_follow(int argc, char **argv);
 int do_report(int argc, char **argv);
 int do_top(int argc, char **argv);
+int do_record(int argc, char **argv);
 
 #endif

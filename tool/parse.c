@@ -493,6 +493,12 @@ int reasm__feed(struct reasm *r, const void *buf, size_t len)
 	return err;
 }
 
+void reasm__held(const struct reasm *r, const void **buf, size_t *len)
+{
+	*buf = r->buf;
+	*len = r->len;
+}
+
 int reasm__flush(struct reasm *r)
 {
 	int err = 0;

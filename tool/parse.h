@@ -88,6 +88,12 @@ struct reasm;
 
 struct reasm *reasm__new(int stream, event_fn fn, void *ctx);
 int reasm__feed(struct reasm *r, const void *buf, size_t len);
+/* The bytes held back, not yet part of an event (a line without its '\n',
+ * a report without its end). Feeding exactly these to a new reasm gives one
+ * in the same state: that is how another process carries on the stream.
+ * Valid until the next feed or flush.
+ */
+void reasm__held(const struct reasm *r, const void **buf, size_t *len);
 /* The stream ended (program gone, input over): emit what is held. */
 int reasm__flush(struct reasm *r);
 void reasm__free(struct reasm *r);

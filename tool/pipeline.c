@@ -6,30 +6,78 @@
 
 #include "pipeline.h"
 
+/* Programs whose recorded BPF frame locations the symbolizer has learned,
+ * and up to which event.
+ */
+struct learned_row {
+	long long row, upto_seq;
+};
+
 struct pipeline {
 	struct pipeline_ops ops;
 	struct drainer *drainer;
 	struct tracked **t;		/* sorted by id */
 	size_t cnt;
+	struct tracked **gone;		/* forgotten this cycle */
+	size_t ngone;
+	const struct prog_list *now;	/* during a cycle */
+	struct jread cursor;
+	struct learned_row *learned;
+	size_t nlearned;
 	int err;			/* first sink error */
 };
+
+static long long ns_of(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static struct jprog ident_of(const struct prog *p)
+{
+	struct jprog j = { .id = p->id, .type = p->type, .load_time_ns = p->load_time_ns };
+
+	memcpy(j.tag, p->tag, sizeof(j.tag));
+	snprintf(j.name, sizeof(j.name), "%s", p->full_name);
+	snprintf(j.kname, sizeof(j.kname), "%s", p->name);
+	return j;
+}
+
+/* ---- events, as they come out of reassembly ---------------------------- */
+
+/* Where each BPF frame is, while the program is still there to ask. */
+static int record_sites(struct tracked *t, const struct fault *f)
+{
+	struct sym_loc loc;
+	int i, err = 0;
+
+	for (i = 0; i < f->frame_cnt && !err; i++)
+		if (f->frames[i].is_bpf && !symbolizer__frame(t->pl->ops.sym, f, i, &loc))
+			err = journal__add_site(t->pl->ops.journal, t->p.row, f->frames[i].tag,
+						f->frames[i].off, &loc);
+	return err;
+}
 
 static int on_event(const struct event *ev, void *ctx)
 {
 	struct tracked *t = ctx;
-	struct pipe_event pe = { .ev = ev, .prog = t };
+	struct pipeline *pl = t->pl;
+	struct pipe_event pe = { .ev = ev, .prog = &t->p };
+	int err;
 
 	clock_gettime(CLOCK_REALTIME, &pe.ts);
-	if (ev->kind == EV_FAULT && t->pl->ops.sym)
-		symbolizer__warm(t->pl->ops.sym, ev->fault);
-	if (ev->kind == EV_FAULT)
-		t->faults[ev->fault->kind]++;
-	else
-		t->messages[ev->stream - 1]++;
-	return t->pl->ops.sink(&pe, t->pl->ops.ctx);
+	if (ev->kind == EV_FAULT && pl->ops.sym)
+		symbolizer__warm(pl->ops.sym, ev->fault);
+	if (!pl->ops.journal)
+		return pl->ops.sink(&pe, pl->ops.ctx);
+	err = journal__add_event(pl->ops.journal, t->p.row, &pe.ts, ev);
+	if (!err && ev->kind == EV_FAULT && pl->ops.sym)
+		err = record_sites(t, ev->fault);
+	return err;
 }
 
-static struct tracked *tracked_new(struct pipeline *pl, const struct prog *p)
+/* ---- tracked programs ------------------------------------------------------ */
+
+static struct tracked *tracked_new(struct pipeline *pl, const struct jprog *p)
 {
 	struct tracked *t = calloc(1, sizeof(*t));
 	int s;
@@ -37,11 +85,9 @@ static struct tracked *tracked_new(struct pipeline *pl, const struct prog *p)
 	if (!t)
 		return NULL;
 	t->pl = pl;
-	t->id = p->id;
-	t->type = p->type;
-	t->load_time_ns = p->load_time_ns;
-	memcpy(t->tag, p->tag, sizeof(t->tag));
-	snprintf(t->name, sizeof(t->name), "%s", p->full_name);
+	t->p = *p;
+	if (pl->ops.journal)
+		return t;	/* the journal holds the reassembly state */
 	for (s = 0; s < STREAM_CNT; s++) {
 		t->reasm[s] = reasm__new(s + 1, on_event, t);
 		if (!t->reasm[s])
@@ -60,7 +106,8 @@ static int tracked_flush(struct tracked *t)
 	int s, err = 0;
 
 	for (s = 0; s < STREAM_CNT; s++)
-		err = err ?: reasm__flush(t->reasm[s]);
+		if (t->reasm[s])
+			err = err ?: reasm__flush(t->reasm[s]);
 	return err;
 }
 
@@ -81,34 +128,104 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 		return -ENOMEM;
 	pl->ops = *ops;
 	pl->drainer = d;
+	pl->cursor.since_ns = ops->since_ns;
+	pl->cursor.until_ns = ops->until_ns;
+	if (ops->journal && !ops->history)
+		pl->cursor.after = journal__last_seq(ops->journal);
 	*out = pl;
 	return 0;
 }
 
 /* Same id, same program: ids can come back after wrapping. */
-static bool same_prog(const struct tracked *t, const struct prog *p)
+static bool same_prog(const struct jprog *t, const struct prog *p)
 {
 	return t->id == p->id && t->load_time_ns == p->load_time_ns && !strcmp(t->tag, p->tag);
 }
 
+/* Direct: what it holds is emitted now. The journal's sweep does that for
+ * journal pipelines, in the same cycle. Its gone callback comes after.
+ */
 static void forget(struct pipeline *pl, struct tracked *t)
 {
+	struct tracked **tmp;
 	int err = tracked_flush(t);
 
 	if (err && !pl->err)
 		pl->err = err;
-	if (pl->ops.gone)
-		pl->ops.gone(t, pl->ops.ctx);
-	tracked_free(t);
+	tmp = realloc(pl->gone, (pl->ngone + 1) * sizeof(*tmp));
+	if (!tmp) {
+		tracked_free(t);
+		return;
+	}
+	pl->gone = tmp;
+	pl->gone[pl->ngone++] = t;
+}
+
+static void call_gone(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->ngone; i++) {
+		if (pl->ops.gone)
+			pl->ops.gone(pl->gone[i], pl->ops.ctx);
+		tracked_free(pl->gone[i]);
+	}
+	pl->ngone = 0;
+}
+
+/* ---- draining ------------------------------------------------------------------ */
+
+/* Journal: carry on from the bytes the last drainer, any process, held. */
+static int stream_open(struct tracked *t, int s)
+{
+	struct journal *j = t->pl->ops.journal;
+	void *held;
+	size_t len;
+	int err;
+
+	err = t->p.row ? 0 : journal__prog(j, &t->p);
+	err = err ?: journal__pending_get(j, t->p.row, s + 1, &held, &len);
+	if (err)
+		return err;
+	t->reasm[s] = reasm__new(s + 1, on_event, t);
+	t->held_before[s] = len;
+	err = !t->reasm[s] ? -ENOMEM : len ? reasm__feed(t->reasm[s], held, len) : 0;
+	free(held);
+	return err;
+}
+
+/* Journal: what is held now goes back for the next drainer. */
+static int stream_close(struct tracked *t, int s, unsigned long long got)
+{
+	struct journal *j = t->pl->ops.journal;
+	struct timespec now;
+	const void *held;
+	size_t len;
+	int err;
+
+	reasm__held(t->reasm[s], &held, &len);
+	clock_gettime(CLOCK_REALTIME, &now);
+	err = len || t->held_before[s] ? journal__pending_put(j, t->p.row, s + 1, held, len, &now) : 0;
+	if (!err && got)
+		err = journal__add_read(j, t->p.row, s + 1, got);
+	reasm__free(t->reasm[s]);
+	t->reasm[s] = NULL;
+	return err;
 }
 
 static int on_bytes(__u32 id, int stream, const void *buf, size_t len, void *ctx)
 {
 	struct tracked *t = ctx;
+	int s = stream - 1, err;
 
 	(void)id;
-	t->bytes_read[stream - 1] += len;
-	return reasm__feed(t->reasm[stream - 1], buf, len);
+	if (!t->reasm[s]) {
+		err = stream_open(t, s);
+		if (err)
+			return err;
+	}
+	t->bytes_read[s] += len;
+	return reasm__feed(t->reasm[s], buf, len);
 }
 
 /* Only streams with bytes accounted are read: idle programs cost nothing.
@@ -129,60 +246,278 @@ static unsigned int streams_to_read(const struct pipeline *pl, const struct prog
 
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
-	unsigned long long before = t->bytes_read[0] + t->bytes_read[1];
+	unsigned long long before[STREAM_CNT];
 	unsigned int mask = streams_to_read(pl, p);
-	int err;
+	long got = 0;
+	int s, err;
 
 	memcpy(t->capacity, p->capacity, sizeof(t->capacity));
+	memcpy(before, t->bytes_read, sizeof(before));
 	if (!mask)
 		return 0;
 	err = drainer__drain(pl->drainer, p->id, mask, on_bytes, t);
 	if (err == -ENOENT)
 		err = 0;	/* unloaded since the snapshot: flushed next cycle */
-	if (err)
-		return err;
-	return t->bytes_read[0] + t->bytes_read[1] - before;
+	for (s = 0; s < STREAM_CNT; s++) {
+		got += t->bytes_read[s] - before[s];
+		if (pl->ops.journal && t->reasm[s]) {
+			int cerr = stream_close(t, s, t->bytes_read[s] - before[s]);
+
+			err = err ?: cerr;
+		}
+	}
+	return err ? err : got;
 }
 
-long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
+/* The drain itself: programs gone since the last cycle are forgotten,
+ * every selected one with bytes accounted is read (when may_read). After
+ * an error nothing more is read: with a journal, its transaction is lost.
+ */
+static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may_read)
 {
 	struct tracked **next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
 	size_t i, o = 0, n = 0;
-	long total = 0, got;
+	long total = 0, got, err = 0;
 
 	if (!next)
 		return -ENOMEM;
 	for (i = 0; i < now->cnt; i++) {
 		const struct prog *p = &now->progs[i];
 		struct tracked *t = NULL;
+		struct jprog ident;
 
-		while (o < pl->cnt && pl->t[o]->id < p->id)
+		while (o < pl->cnt && pl->t[o]->p.id < p->id)
 			forget(pl, pl->t[o++]);
-		if (o < pl->cnt && pl->t[o]->id == p->id) {
+		if (o < pl->cnt && pl->t[o]->p.id == p->id) {
 			t = pl->t[o++];
-			if (!same_prog(t, p)) {
+			if (!same_prog(&t->p, p)) {
 				forget(pl, t);
 				t = NULL;
 			}
 		}
 		if (!t && !pl->ops.select(p, pl->ops.ctx))
 			continue;
-		if (!t)
-			t = tracked_new(pl, p);
+		if (!t) {
+			ident = ident_of(p);
+			t = tracked_new(pl, &ident);
+		}
 		if (!t)
 			continue;
 		next[n++] = t;
+		if (!may_read || err)
+			continue;
 		got = drain_one(pl, t, p);
-		if (got < 0 && !pl->err)
-			pl->err = got;
-		total += got > 0 ? got : 0;
+		if (got < 0)
+			err = got;
+		else
+			total += got;
 	}
 	while (o < pl->cnt)
 		forget(pl, pl->t[o++]);
 	free(pl->t);
 	pl->t = next;
 	pl->cnt = n;
-	return pl->err ? pl->err : total;
+	return err ?: total;
+}
+
+/* ---- the journal's shared state ------------------------------------------------ */
+
+/* Gone for sure: the journal knew it before the snapshot, which lacks it.
+ * (A program loaded after the snapshot may be in the journal already.)
+ */
+static bool unloaded_now(const struct pipeline *pl, const struct jprog *jp)
+{
+	const struct prog *p = prog_list__find(pl->now, jp->id);
+
+	return jp->first_ns < ns_of(&pl->now->taken) && !(p && same_prog(jp, p));
+}
+
+static int mark_unloaded(const struct jprog *jp, void *ctx)
+{
+	struct pipeline *pl = ctx;
+
+	if (!unloaded_now(pl, jp))
+		return 0;
+	return journal__set_unloaded(pl->ops.journal, jp->row, &pl->now->taken);
+}
+
+/* A held tail whose program is gone, or that no write completed for
+ * JOURNAL_STALE_NS, is emitted as it stands.
+ */
+static bool tail_due(const struct pipeline *pl, const struct jprog *jp, long long since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return ns_of(&now) - since > JOURNAL_STALE_NS || unloaded_now(pl, jp);
+}
+
+static int flush_tail(const struct jprog *jp, int stream, long long since, void *ctx)
+{
+	struct pipeline *pl = ctx;
+	struct tracked *t;
+	int err;
+
+	if (!tail_due(pl, jp, since))
+		return 0;
+	t = tracked_new(pl, jp);
+	if (!t)
+		return -ENOMEM;
+	err = stream_open(t, stream - 1) ?: reasm__flush(t->reasm[stream - 1]);
+	err = err ?: stream_close(t, stream - 1, 0);
+	tracked_free(t);
+	return err;
+}
+
+static int count_due_tail(const struct jprog *jp, int stream, long long since, void *ctx)
+{
+	struct pipeline *pl = ctx;
+
+	(void)stream;
+	return tail_due(pl, jp, since);
+}
+
+static int count_unloaded(const struct jprog *jp, void *ctx)
+{
+	return unloaded_now(ctx, jp);
+}
+
+/* Is there anything to write? Reads only, so an idle cycle takes no lock. */
+static bool journal_work(struct pipeline *pl, const struct prog_list *now)
+{
+	size_t i;
+
+	for (i = 0; i < now->cnt; i++)
+		if (streams_to_read(pl, &now->progs[i]) && pl->ops.select(&now->progs[i], pl->ops.ctx))
+			return true;
+	return journal__pending_list(pl->ops.journal, count_due_tail, pl) > 0 ||
+	       journal__live_progs(pl->ops.journal, count_unloaded, pl) > 0;
+}
+
+/* One transaction from before the first destructive read to after the
+ * last event: other bpfstderr processes wait for it, so the journal has
+ * every event once, in the kernel's order. A kill before the commit loses
+ * what this cycle read, and nothing else.
+ */
+static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
+{
+	struct journal *j = pl->ops.journal;
+	long got;
+	int err;
+
+	if (!journal_work(pl, now))
+		return drain_all(pl, now, false);
+	err = journal__begin(j);
+	if (err == -EBUSY)
+		return drain_all(pl, now, false);	/* the next cycle reads */
+	if (err)
+		return err;
+	got = drain_all(pl, now, true);
+	err = got < 0 ? got : journal__pending_list(j, flush_tail, pl);
+	err = err ?: journal__live_progs(j, mark_unloaded, pl);
+	err = err ?: journal__commit(j);
+	if (err) {
+		journal__rollback(j);
+		return err;
+	}
+	return got;
+}
+
+/* ---- delivery from the journal ------------------------------------------------- */
+
+static struct learned_row *learned_row(struct pipeline *pl, long long row)
+{
+	struct learned_row *tmp;
+	size_t i;
+
+	for (i = 0; i < pl->nlearned; i++)
+		if (pl->learned[i].row == row)
+			return &pl->learned[i];
+	tmp = realloc(pl->learned, (pl->nlearned + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	pl->learned = tmp;
+	tmp[pl->nlearned] = (struct learned_row){ .row = row };
+	return &tmp[pl->nlearned++];
+}
+
+static int learn_site(const char *tag, unsigned long long off, const struct sym_loc *loc, void *ctx)
+{
+	return symbolizer__learn_bpf(ctx, tag, off, loc);
+}
+
+/* The BPF frames of this fault as they were resolved at drain time, which
+ * may have been by another process, and before the program was unloaded.
+ */
+static int learn_sites(struct pipeline *pl, const struct jevent *e, const struct fault *f)
+{
+	struct learned_row *lr;
+	int i;
+
+	for (i = 0; i < f->frame_cnt; i++)
+		if (f->frames[i].is_bpf && !symbolizer__knows_bpf(pl->ops.sym, f->frames[i].tag, f->frames[i].off))
+			break;
+	if (i == f->frame_cnt)
+		return 0;
+	lr = learned_row(pl, e->prog->row);
+	if (!lr || lr->upto_seq >= e->seq)
+		return 0;	/* nothing was recorded for that frame */
+	lr->upto_seq = journal__last_seq(pl->ops.journal);
+	return journal__sites(pl->ops.journal, e->prog->row, learn_site, pl->ops.sym);
+}
+
+static struct prog prog_of(const struct jprog *jp)
+{
+	struct prog p = { .id = jp->id, .type = jp->type, .load_time_ns = jp->load_time_ns };
+
+	memcpy(p.tag, jp->tag, sizeof(p.tag));
+	snprintf(p.name, sizeof(p.name), "%s", jp->kname);
+	snprintf(p.full_name, sizeof(p.full_name), "%s", jp->name);
+	return p;
+}
+
+static int deliver(const struct jevent *e, void *ctx)
+{
+	struct pipeline *pl = ctx;
+	struct pipe_event pe = { .ev = &e->ev, .prog = e->prog, .ts = e->ts };
+	struct prog p = prog_of(e->prog);
+	struct event ev = e->ev;
+	struct fault f;
+	int err;
+
+	if (!pl->ops.select(&p, pl->ops.ctx))
+		return 0;
+	if (ev.kind != EV_FAULT)
+		return pl->ops.sink(&pe, pl->ops.ctx);
+	err = fault__parse(ev.text, ev.len, !e->incomplete, &f);
+	if (err)
+		return err;
+	ev.fault = &f;
+	pe.ev = &ev;
+	err = pl->ops.sym ? learn_sites(pl, e, &f) : 0;
+	err = err ?: pl->ops.sink(&pe, pl->ops.ctx);
+	fault__fini(&f);
+	return err;
+}
+
+/* ---- the cycle ------------------------------------------------------------------ */
+
+long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
+{
+	long got;
+	int err = 0;
+
+	pl->now = now;
+	got = pl->ops.journal ? journal_cycle(pl, now) : drain_all(pl, now, true);
+	if (got >= 0 && pl->ops.journal && pl->ops.sink)
+		err = journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
+	call_gone(pl);
+	pl->now = NULL;
+	if (got < 0)
+		return got;
+	if (err && !pl->err)
+		pl->err = err;
+	return pl->err ? pl->err : got;
 }
 
 int pipeline__flush(struct pipeline *pl)
@@ -210,5 +545,7 @@ void pipeline__free(struct pipeline *pl)
 	for (i = 0; i < pl->cnt; i++)
 		tracked_free(pl->t[i]);
 	free(pl->t);
+	free(pl->gone);
+	free(pl->learned);
 	free(pl);
 }

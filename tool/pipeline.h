@@ -7,42 +7,50 @@
 
 #include <time.h>
 
+#include "journal.h"
 #include "parse.h"
 #include "progs.h"
 #include "stream.h"
 #include "symbolize.h"
 
-/* A program the pipeline follows: identity and what bpfstderr has seen. */
+/* A program the pipeline follows: identity and what this process read. */
 struct tracked {
-	__u32 id;
-	__u32 type;
-	__u64 load_time_ns;
-	char tag[17];
-	char name[256];
+	struct jprog p;				/* p.row: 0 until the journal has it */
 	int capacity[STREAM_CNT];		/* as of the last snapshot */
 	unsigned long long bytes_read[STREAM_CNT];
-	unsigned long long messages[STREAM_CNT];
-	unsigned long long faults[FAULT_KIND_CNT];
-	struct reasm *reasm[STREAM_CNT];
+	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
+	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */
 	struct pipeline *pl;
 };
 
 struct pipe_event {
 	const struct event *ev;
-	const struct tracked *prog;
+	const struct jprog *prog;
 	struct timespec ts;		/* CLOCK_REALTIME when drained */
 };
 
 struct pipeline_ops {
 	unsigned int streams;		/* STREAM_MASK_* */
+	/* which programs to drain and, with a journal, whose events to show;
+	 * programs from the journal come with id, type, load time, tag and
+	 * names only
+	 */
 	bool (*select)(const struct prog *p, void *ctx);
-	int (*sink)(const struct pipe_event *pe, void *ctx);
-	void (*gone)(const struct tracked *t, void *ctx);	/* after its flush */
+	int (*sink)(const struct pipe_event *pe, void *ctx);	/* NULL: none */
+	void (*gone)(const struct tracked *t, void *ctx);	/* after its events */
 	void *ctx;
 	/* when set, BPF line info is cached for every fault before the sink
-	 * sees it: once a program is unloaded its line info is gone
+	 * sees it (and, with a journal, stored there): once a program is
+	 * unloaded its line info is gone
 	 */
 	struct symbolizer *sym;
+	/* NULL: events go straight to the sink, and reads are this process's
+	 * alone. Else drained events are committed to the journal first and
+	 * the sink sees what the journal has, whoever drained it.
+	 */
+	struct journal *journal;
+	bool history;			/* journal: start from its oldest event */
+	long long since_ns, until_ns;	/* journal: event time window, 0: open */
 };
 
 struct pipeline;
@@ -53,7 +61,9 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
  * Returns the bytes drained, or -errno.
  */
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
-/* Emit everything held, as at the end of every stream. */
+/* Emit everything held, as at the end of every stream. With a journal,
+ * held bytes stay there for the next drainer (or are emitted once stale).
+ */
 int pipeline__flush(struct pipeline *pl);
 /* Tracked programs, sorted by id; valid until the next cycle. */
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out);

@@ -257,6 +257,7 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 	size_t cnt, i;
 	int err;
 
+	clock_gettime(CLOCK_REALTIME, &l.taken);
 	err = read_iter(p->prog_link, &p->prog_buf);
 	if (err)
 		return err;

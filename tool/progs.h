@@ -50,6 +50,7 @@ struct prog {
 struct prog_list {
 	struct prog *progs;
 	size_t cnt;
+	struct timespec taken;		/* CLOCK_REALTIME, before the read */
 };
 
 struct progs;

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "group.h"
+#include "journal_cli.h"
 #include "main.h"
 #include "output.h"
 #include "pipeline.h"
@@ -29,21 +30,30 @@ static struct report_env {
 	int input_cnt;
 	bool json;
 	const char *vmlinux;
+	long long since_ns, until_ns;
 } env;
 
 struct report {
 	struct grouper *g;
 	bool live;
+	struct journal *journal;	/* live, unless --no-journal */
 	struct prog_list after;		/* live: right after the drain */
 	struct gprog *input_prog;
 	struct symbolizer *sym;
 };
 
+enum {
+	OPT_SINCE = 0x100,
+	OPT_UNTIL,
+};
+
 static const struct argp_option opts[] = {
-	{ "prog", 'p', "ID", 0, "Only program ID (repeatable)", 0 },
+	{ "prog", 'p', "ID", 0, "Only program ID (repeatable; also unloaded ones in the journal)", 0 },
 	{ "input", 'i', "FILE", 0, "Read a saved dump instead of draining (repeatable; - for stdin)", 0 },
 	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
 	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames (offline: trusted as given)", 0 },
+	{ "since", OPT_SINCE, "TIME", 0, "Only events drained at or after TIME: \"2026-12-03 05:00[:SS]\", @EPOCH, or an age (90s, 15m, 2h, 7d)", 0 },
+	{ "until", OPT_UNTIL, "TIME", 0, "Only events drained before TIME (as --since)", 0 },
 	{},
 };
 
@@ -73,6 +83,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'k':
 		env.vmlinux = arg;
 		break;
+	case OPT_SINCE:
+	case OPT_UNTIL:
+		if (parse_time_arg(arg, key == OPT_SINCE ? &env.since_ns : &env.until_ns))
+			argp_error(state, "invalid time '%s' (e.g. \"2026-12-03 05:00\", @1764738000, 2h)", arg);
+		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
 		add_input(state, arg);
@@ -80,6 +95,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.input_cnt && env.id_cnt)
 			argp_error(state, "-p selects live programs; it does not go with --input");
+		if (env.input_cnt && (env.since_ns || env.until_ns))
+			argp_error(state, "--since and --until read the journal; they do not go with --input");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -118,6 +135,11 @@ static int live_sink(const struct pipe_event *pe, void *ctx)
 	struct report *r = ctx;
 	struct gprog *gp = grouper__prog(r->g, pe->prog->id, pe->prog->tag, pe->prog->name);
 
+	if (gp && r->journal) {	/* what every drainer read, as of this event */
+		memcpy(gp->bytes_read, pe->prog->read_bytes, sizeof(gp->bytes_read));
+		gp->type = pe->prog->type;
+		gp->has_type = true;
+	}
 	return add_event(r, gp, pe->ev, &pe->ts);
 }
 
@@ -226,22 +248,36 @@ static void note_drained(struct report *r, struct pipeline *pl)
 
 	n = pipeline__tracked(pl, &t);
 	for (i = 0; i < n; i++) {
-		gp = grouper__prog(r->g, t[i]->id, t[i]->tag, t[i]->name);
+		gp = grouper__prog(r->g, t[i]->p.id, t[i]->p.tag, t[i]->p.name);
 		if (!gp)
 			continue;
 		memcpy(gp->bytes_read, t[i]->bytes_read, sizeof(gp->bytes_read));
-		gp->type = t[i]->type;
+		gp->type = t[i]->p.type;
 		gp->has_type = true;
 	}
 }
 
-static int check_ids(const struct prog_list *l)
+static bool in_journal(struct report *r, __u32 id)
+{
+	struct gprog **progs;
+	size_t n, i;
+
+	n = grouper__sorted(r->g, &progs);
+	for (i = 0; i < n; i++)
+		if (progs[i]->id == id)
+			return true;
+	return false;
+}
+
+/* Live programs, or with a journal also programs it has events of. */
+static int check_ids(struct report *r, const struct prog_list *l)
 {
 	int i;
 
 	for (i = 0; i < env.id_cnt; i++) {
-		if (!prog_list__find(l, env.ids[i])) {
-			p_err("program %u does not exist", env.ids[i]);
+		if (!prog_list__find(l, env.ids[i]) && !(r->journal && in_journal(r, env.ids[i]))) {
+			p_err("program %u does not exist%s", env.ids[i],
+			      r->journal ? " (not loaded, no events in the journal)" : "");
 			return EXIT_NOPROG;
 		}
 	}
@@ -252,7 +288,8 @@ static int collect_live(struct report *r)
 {
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
-		.sym = r->sym,
+		.sym = r->sym, .history = true,
+		.since_ns = env.since_ns, .until_ns = env.until_ns,
 	};
 	enum stream_backend backend;
 	struct drainer *drainer = NULL;
@@ -263,8 +300,14 @@ static int collect_live(struct report *r)
 	int err, rc;
 
 	rc = require_streams("reporting on live programs", &backend);
+	rc = rc ?: journal_cli__open(&r->journal, false);
 	if (rc)
 		return rc;
+	if (!r->journal && (env.since_ns || env.until_ns)) {
+		p_err("--since and --until read the journal; they do not go with --no-journal");
+		return EXIT_USAGE;
+	}
+	ops.journal = r->journal;
 	err = progs__open(&progs);
 	if (!err)
 		err = progs__snapshot(progs, &before, 0);
@@ -272,7 +315,7 @@ static int collect_live(struct report *r)
 		rc = exit_for_errno(err, "cannot enumerate programs");
 		goto out;
 	}
-	rc = check_ids(&before);
+	rc = r->journal ? EXIT_OK : check_ids(r, &before);
 	if (rc)
 		goto out;
 	err = drainer__new(&drainer, backend);
@@ -280,14 +323,14 @@ static int collect_live(struct report *r)
 		err = pipeline__new(&pl, drainer, &ops);
 	got = err ? err : pipeline__cycle(pl, &before);
 	err = got < 0 ? got : pipeline__flush(pl);
-	if (!err) {
+	if (!err && !r->journal)
 		note_drained(r, pl);
-		err = progs__snapshot(progs, &r->after, 0);
-	}
+	err = err ?: progs__snapshot(progs, &r->after, 0);
 	if (err) {
-		rc = exit_for_errno(err, "cannot drain streams");
+		rc = journal_cli__failed(r->journal, err, "cannot drain streams");
 		goto out;
 	}
+	rc = r->journal ? check_ids(r, &r->after) : EXIT_OK;
 	add_silent_losses(r);
 out:
 	prog_list__free(&before);
@@ -318,6 +361,17 @@ static struct saturation saturation_of(const struct report *r, const struct gpro
 	s.has_error_count = p->has_error_count;
 	s.error_count = p->error_count;
 	return s;
+}
+
+/* In the journal, and no longer loaded. */
+static bool unloaded(const struct report *r, const struct gprog *gp)
+{
+	const struct prog *p;
+
+	if (!r->live || !gp->id)
+		return false;
+	p = prog_list__find(&r->after, gp->id);
+	return !p || strcmp(p->tag, gp->tag);
 }
 
 /* Right after a drain, what is still accounted was never readable: bytes
@@ -418,6 +472,8 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_object_object_add(o, "type", gp->has_type ? json_object_new_string(prog_type_name(gp->type)) : NULL);
 	if (gp->input)
 		json_add_bytes(o, "input", gp->input, strlen(gp->input));
+	else
+		json_object_object_add(o, "unloaded", json_object_new_boolean(unloaded(r, gp)));
 	faults = json_object_new_object();
 	for (k = 0; k < FAULT_KIND_CNT; k++)
 		if (gp->faults[k])
@@ -469,7 +525,10 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 	int err;
 
 	json_object_object_add(o, "schema_version", json_object_new_int(REPORT_SCHEMA_VERSION));
-	json_object_object_add(o, "source", json_object_new_string(r->live ? "live" : "input"));
+	json_object_object_add(o, "source", json_object_new_string(!r->live ? "input" :
+								    r->journal ? "journal" : "live"));
+	if (r->journal)
+		json_add_bytes(o, "journal", journal__path(r->journal), strlen(journal__path(r->journal)));
 	sum = json_object_new_object();
 	json_object_object_add(sum, "programs", json_object_new_int64(n));
 	json_object_object_add(sum, "faults", json_object_new_int64(t.faults));
@@ -553,6 +612,8 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 		printf(" tag %s", gp->tag);
 	if (gp->has_type)
 		printf(" %s", prog_type_name(gp->type));
+	if (unloaded(r, gp))
+		printf(" (unloaded)");
 	printf("\n  faults:");
 	for (k = 0; k < FAULT_KIND_CNT; k++) {
 		if (gp->faults[k]) {
@@ -584,12 +645,15 @@ static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 
 int do_report(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
+		.children = children,
 		.args_doc = "[FILE...]",
-		.doc = "Drain every program's streams once (or read saved dumps), group the "
-		       "faults and print them.\v"
+		.doc = "Drain every program's streams into the journal, then group the faults "
+		       "the journal holds (all it keeps, or --since/--until) and print them; "
+		       "programs unloaded since are marked so. Or read saved dumps.\v"
 		       "Exit status: 0 no faults and no lost reports, 1 faults found or stderr "
 		       "bytes lost, 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "
 		       "6 no such program.",
@@ -627,5 +691,6 @@ out:
 	prog_list__free(&r.after);
 	grouper__free(r.g);
 	symbolizer__free(r.sym);
+	journal__close(r.journal);
 	return rc;
 }

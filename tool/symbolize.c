@@ -112,9 +112,22 @@ struct memo {
 	struct sym_loc loc;
 };
 
+/* BPF frames resolved while their program was loaded, learned from the
+ * journal: (tag, offset) -> location. Chained, LEARNED_BUCKETS heads.
+ */
+#define LEARNED_BUCKETS 1024
+
+struct learned {
+	struct learned *next;
+	hex_tag tag;
+	unsigned long long off;
+	struct sym_loc loc;
+};
+
 struct symbolizer {
 	struct symbolizer_opts o;
 	struct memo *memo;
+	struct learned **learned;
 	struct strings strings;
 	struct bprog *progs;
 	size_t nprogs;
@@ -174,6 +187,15 @@ void symbolizer__free(struct symbolizer *s)
 		free(s->strings.v[i]);
 	free(s->strings.v);
 	free(s->memo);
+	for (i = 0; s->learned && i < LEARNED_BUCKETS; i++) {
+		while (s->learned[i]) {
+			struct learned *l = s->learned[i];
+
+			s->learned[i] = l->next;
+			free(l);
+		}
+	}
+	free(s->learned);
 	free(s);
 }
 
@@ -363,17 +385,74 @@ void symbolizer__warm(struct symbolizer *s, const struct fault *f)
 			cache_tag(s, f->frames[i].tag);
 }
 
+static struct learned **learned_head(struct symbolizer *s, const char *tag, unsigned long long off)
+{
+	unsigned long long h = off * 0x9e3779b97f4a7c15ULL;
+
+	if (!s->learned && !(s->learned = calloc(LEARNED_BUCKETS, sizeof(*s->learned))))
+		return NULL;
+	for (; *tag; tag++)
+		h = (h ^ (unsigned char)*tag) * 0x100000001b3ULL;
+	return &s->learned[h % LEARNED_BUCKETS];
+}
+
+static const struct learned *find_learned(struct symbolizer *s, const char *tag,
+					  unsigned long long off)
+{
+	struct learned **head = learned_head(s, tag, off), *l;
+
+	for (l = head ? *head : NULL; l; l = l->next)
+		if (l->off == off && !strcmp(l->tag, tag))
+			return l;
+	return NULL;
+}
+
+bool symbolizer__knows_bpf(struct symbolizer *s, const char *tag, unsigned long long off)
+{
+	return find_learned(s, tag, off) != NULL;
+}
+
+int symbolizer__learn_bpf(struct symbolizer *s, const char *tag, unsigned long long off,
+			  const struct sym_loc *loc)
+{
+	struct learned **head, *l;
+	int i;
+
+	if (find_learned(s, tag, off))
+		return 0;
+	head = learned_head(s, tag, off);
+	l = head ? calloc(1, sizeof(*l)) : NULL;
+	if (!l)
+		return -ENOMEM;
+	snprintf(l->tag, sizeof(l->tag), "%s", tag);
+	l->off = off;
+	l->loc = *loc;
+	for (i = 0; i < loc->site_cnt && i < SYM_INLINE_MAX; i++) {
+		l->loc.sites[i].func = keep(&s->strings, loc->sites[i].func);
+		l->loc.sites[i].file = keep(&s->strings, loc->sites[i].file);
+	}
+	l->loc.src_text = keep(&s->strings, loc->src_text);
+	l->next = *head;
+	*head = l;
+	return 0;
+}
+
 /* The kernel's rule (bpf_prog_get_file_line): the last line entry of the
  * function whose jited address is below ip.
  */
 static int bpf_frame(struct symbolizer *s, const struct frame *fr, struct sym_loc *loc)
 {
+	const struct learned *known = find_learned(s, fr->tag, fr->off);
 	const struct bpf_line_info *li = NULL;
 	struct bprog *p;
 	__u64 lo, hi, ip;
 	__u32 i;
 	int func;
 
+	if (known) {
+		*loc = known->loc;
+		return 0;
+	}
 	p = find_cached(s, fr->tag, &func);
 	if (!p || (__u32)func >= p->nr_funcs || !p->btf)
 		return -ENOENT;

@@ -59,6 +59,13 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *o);
 void symbolizer__warm(struct symbolizer *s, const struct fault *f);
 /* Frame i of f; strings live as long as the symbolizer. 0 or -ENOENT. */
 int symbolizer__frame(struct symbolizer *s, const struct fault *f, int i, struct sym_loc *loc);
+/* A BPF frame resolved elsewhere while its program was still loaded (the
+ * journal keeps them): used before the live programs, and after they are
+ * gone. Strings are copied. 0 or -ENOMEM.
+ */
+int symbolizer__learn_bpf(struct symbolizer *s, const char *tag, unsigned long long off,
+			  const struct sym_loc *loc);
+bool symbolizer__knows_bpf(struct symbolizer *s, const char *tag, unsigned long long off);
 /* Is frame i a trapping instruction (looked up as is)? */
 bool frame_is_exact(const struct fault *f, int i);
 /* The one notice about missing or refused debuginfo, or NULL. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "journal_cli.h"
 #include "main.h"
 #include "output.h"
 #include "privs.h"
@@ -99,6 +100,7 @@ struct top_ctx {
 	struct top_model *m;
 	struct progs *progs;
 	struct pipeline *pl;
+	bool ticked;
 };
 
 static bool select_all(const struct prog *p, void *ctx)
@@ -127,7 +129,7 @@ static void account_drained(struct top_ctx *c)
 
 	n = pipeline__tracked(c->pl, &t);
 	for (i = 0; i < n; i++) {
-		r = top_model__find(c->m, t[i]->id);
+		r = top_model__find(c->m, t[i]->p.id);
 		for (s = 0; r && s < STREAM_CNT; s++) {
 			long long left = r->capacity[s] - (long long)(t[i]->bytes_read[s] - r->bytes_read[s]);
 
@@ -153,6 +155,9 @@ static int tick(struct top_model *m, void *ctx)
 	if (got < 0)
 		return got;
 	account_drained(c);
+	if (!c->ticked)
+		top_model__baseline(m);	/* the journal's history is no rate */
+	c->ticked = true;
 	return 0;
 }
 
@@ -300,15 +305,21 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 
 int do_top(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
+		.children = children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
-		       "fault rate, last fault, saturation. Interactive unless -b.\v"
+		       "fault rate, last fault, saturation; programs unloaded with faults in the "
+		       "journal stay, marked. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
 		       "Space/p pause, c clear, h/? help, q/Esc back or quit.",
 	};
-	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink };
+	struct pipeline_ops ops = {
+		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
+	};
+	struct journal *journal = NULL;
 	enum stream_backend backend;
 	struct drainer *drainer = NULL;
 	struct demo *demo = NULL;
@@ -325,8 +336,14 @@ int do_top(int argc, char **argv)
 		p_err("top needs a terminal; use -b for batch mode");
 		return EXIT_USAGE;
 	}
-	if (top_model__init(&m))
+	rc = journal_cli__open(&journal, false);
+	if (rc)
+		return rc;
+	ops.journal = journal;
+	if (top_model__init(&m)) {
+		journal__close(journal);
 		return EXIT_ERROR;
+	}
 	m.interval = env.o.interval;
 	m.demo = env.demo;
 	ops.ctx = &c;
@@ -348,7 +365,7 @@ int do_top(int argc, char **argv)
 	}
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
 	if (err)
-		rc = exit_for_errno(err, "top");
+		rc = journal_cli__failed(journal, err, "top");
 out:
 	demo__stop(demo);
 	pipeline__free(c.pl);
@@ -356,5 +373,6 @@ out:
 	progs__close(c.progs);
 	symbolizer__free(m.sym);
 	top_model__fini(&m);
+	journal__close(journal);
 	return rc;
 }

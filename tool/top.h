@@ -74,6 +74,8 @@ int top_model__init(struct top_model *m);
 /* Apply one snapshot (after the pipeline cycle fed the events). */
 void top_model__refresh(struct top_model *m, const struct prog_list *l);
 int top_model__event(struct top_model *m, const struct pipe_event *pe);
+/* Faults so far are history: rates count from the next tick. */
+void top_model__baseline(struct top_model *m);
 void top_model__clear_counts(struct top_model *m);
 void top_model__fini(struct top_model *m);
 struct row *top_model__find(struct top_model *m, __u32 id);

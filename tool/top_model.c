@@ -86,10 +86,41 @@ static struct row *row_new(const struct prog *p)
 	return r;
 }
 
+/* A program the journal has events of, unloaded before this top saw it. */
+static struct row *row_from_journal(const struct jprog *jp)
+{
+	struct row *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->id = jp->id;
+	r->load_time_ns = jp->load_time_ns;
+	memcpy(r->tag, jp->tag, sizeof(r->tag));
+	snprintf(r->name, sizeof(r->name), "%s", jp->name);
+	r->type = jp->type;
+	r->unloaded = true;
+	clock_gettime(CLOCK_REALTIME, &r->gone_at);
+	memcpy(r->bytes_read, jp->read_bytes, sizeof(r->bytes_read));
+	return r;
+}
+
+static int add_row(struct top_model *m, struct row *r)
+{
+	struct row **tmp = realloc(m->rows, (m->cnt + 1) * sizeof(*tmp));
+
+	if (!tmp)
+		return -ENOMEM;
+	m->rows = tmp;
+	m->rows[m->cnt++] = r;
+	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	return 0;
+}
+
 static void row_update(struct row *r, const struct prog *p, double dt)
 {
 	double inst;
 
+	r->unloaded = false;
 	set_owner(r, p);
 	r->has_streams = p->has_streams;
 	memcpy(r->capacity, p->capacity, sizeof(r->capacity));
@@ -105,7 +136,8 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 }
 
 /* Merge the snapshot into the rows: new programs appear, gone ones are
- * marked unloaded and dropped after UNLOADED_KEEP_SEC.
+ * marked unloaded and, unless they had faults (the journal keeps those),
+ * dropped after UNLOADED_KEEP_SEC.
  */
 void top_model__refresh(struct top_model *m, const struct prog_list *l)
 {
@@ -129,7 +161,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 				r->gone_at = now;
 			}
 			i++;
-			if (ts_diff(&now, &r->gone_at) > UNLOADED_KEEP_SEC) {
+			if (!r->fault_total && ts_diff(&now, &r->gone_at) > UNLOADED_KEEP_SEC) {
 				row_free(r);
 				continue;
 			}
@@ -188,8 +220,13 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	struct row *r = top_model__find(m, pe->prog->id);
 	struct gprog *gp;
 
-	if (!r)
-		return 0;	/* loaded after the snapshot: next refresh */
+	/* not in the last snapshot: from the journal, or loaded since (the
+	 * next refresh finds it loaded)
+	 */
+	if (!r && (!(r = row_from_journal(pe->prog)) || add_row(m, r))) {
+		free(r);
+		return -ENOMEM;
+	}
 	remember(r, pe);
 	if (pe->ev->kind != EV_FAULT) {
 		r->msgs[pe->ev->stream - 1]++;
@@ -201,6 +238,14 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	r->has_last_fault = true;
 	gp = top_model__groups_of(m, r);
 	return gp ? grouper__add_fault(m->groups, gp, pe->ev, &pe->ts) : -ENOMEM;
+}
+
+void top_model__baseline(struct top_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cnt; i++)
+		m->rows[i]->faults_at_last_tick = m->rows[i]->fault_total;
 }
 
 void top_model__clear_counts(struct top_model *m)

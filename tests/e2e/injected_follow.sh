@@ -31,11 +31,15 @@ make_fixtures() {	# DIR
 	} > "$1/$id.2"
 }
 
-# follow until the shim has served everything, then SIGINT: a last drain,
-# a flush, exit 0.
+# Every fixture set is a new stream for the journal: each gets a journal of
+# its own (the program stays the same, and the journal would carry the held
+# end of one set into the next).
+# follow until the shim has served everything and the held ends (a line
+# without its newline, a cut report) have gone stale and come out, then
+# SIGINT: a last drain, exit 0.
 follow_all() {	# DIR CHUNK OUTFILE [ARGS...]
 	local dir=$1 chunk=$2 outf=$3 pid i; shift 3
-	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$dir BPFSTDERR_SHIM_CHUNK=$chunk \
+	BPFSTDERR_JOURNAL=$dir/journal.db LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$dir BPFSTDERR_SHIM_CHUNK=$chunk \
 		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 		"$BPFSTDERR" follow -p "$id" "$@" > "$outf" 2> "$outf.err" &
 	pid=$!
@@ -44,7 +48,8 @@ follow_all() {	# DIR CHUNK OUTFILE [ARGS...]
 		[ "$(cat "$dir/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.2")" ] && break
 		sleep 0.1
 	done
-	sleep 0.2
+	for i in $(seq 100); do grep -q 'last line without newline' "$outf" && break; sleep 0.1; done
+	sleep 1
 	kill -INT "$pid"
 	wait "$pid"
 }
@@ -97,7 +102,7 @@ for nc in "" 1; do
 	d=$(mktmp)
 	make_fixtures "$d"
 	tmux new-session -d -s "bpfstderr-color-$$" -x 200 -y 50 \
-		"NO_COLOR=$nc LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		"BPFSTDERR_JOURNAL=$d/journal.db NO_COLOR=$nc LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 		 $BPFSTDERR follow -p $id --errors-only; sleep 30"
 	sleep 2
 	tmux capture-pane -e -p -t "bpfstderr-color-$$" > "$out/color$nc"
@@ -119,7 +124,7 @@ d=$(mktmp)
 make_fixtures "$d"
 seq -f 'line %06g of many' 20000 >> "$d/$id.1"
 set -o pipefail
-LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+BPFSTDERR_JOURNAL=$d/journal.db LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	timeout 20 "$BPFSTDERR" follow -p "$id" 2> "$out/pipe.err" | head -n 1 > /dev/null; rc=$?
 set +o pipefail
 check_eq "| head: follow exits 0" "$rc" 0
@@ -145,7 +150,7 @@ stop_holder H2
 # --errors-only, and the program going away while followed.
 d=$(mktmp)
 make_fixtures "$d"
-LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+BPFSTDERR_JOURNAL=$d/journal.db LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" follow -p "$id" --errors-only --json > "$out/err" 2> "$out/err.stderr" &
 fpid=$!
 sleep 1

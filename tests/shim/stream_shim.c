@@ -7,6 +7,8 @@
  *
  *   BPFSTDERR_SHIM_DIR=DIR     fixtures DIR/<prog id>.<stream id>
  *   BPFSTDERR_SHIM_CHUNK=N     serve at most N bytes per read
+ *   BPFSTDERR_SHIM_LOG=FILE    append "PID ID STREAM OFFSET LEN NS" per read
+ *                              served, so a test knows who read what
  *
  * Reads are destructive like the kernel's, across processes: what was
  * served is recorded in DIR/<id>.<stream>.off under an flock.
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -71,14 +74,36 @@ static long read_off(const char *path)
 	return off;
 }
 
+/* One pwrite, no truncation (offsets only grow): a process killed in here
+ * leaves the old offset or the new one, never an empty file.
+ */
 static void write_off(const char *path, long off)
 {
-	FILE *f = fopen(path, "w");
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	char buf[32];
+	int len;
 
-	if (f) {
-		fprintf(f, "%ld\n", off);
-		fclose(f);
-	}
+	if (fd < 0)
+		return;
+	len = snprintf(buf, sizeof(buf), "%ld\n", off);
+	if (pwrite(fd, buf, len, 0) != len)
+		perror("stream_shim: offset");
+	close(fd);
+}
+
+/* Under the fixture's lock: the log is in read order. One write per line. */
+static void log_read(int id, unsigned int stream, long off, ssize_t n)
+{
+	const char *path = getenv("BPFSTDERR_SHIM_LOG");
+	FILE *f = path ? fopen(path, "a") : NULL;
+	struct timespec ts;
+
+	if (!f)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(f, "%d %d %u %ld %zd %lld\n", getpid(), id, stream, off, n,
+		ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	fclose(f);
 }
 
 /* 1 and *ret set when the read was ours to answer. */
@@ -106,8 +131,13 @@ static int serve(struct read_attr *a, long *ret)
 	if (chunk_env && atol(chunk_env) > 0 && atol(chunk_env) < len)
 		len = atol(chunk_env);
 	n = pread(fd, (void *)(unsigned long)a->buf, len, off);
-	if (n > 0)
+	if (n > 0) {
+		/* logged first: a process killed between the two is seen
+		 * twice at one offset, the first time by the killed one
+		 */
+		log_read(id, a->stream_id, off, n);
 		write_off(offpath, off + n);
+	}
 	flock(fd, LOCK_UN);
 	close(fd);
 	*ret = n < 0 ? -1 : n;

@@ -1,0 +1,76 @@
+# Retention: record --max-size keeps the database file under the limit
+# through a long run that writes many times that, dropping the oldest
+# events first; --max-age drops events older than the age. Sizes are the
+# file system's (stat); contents are read with Python's sqlite3.
+# INJECTED CONTENT: stream bytes come from tests/shim for a real program.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+LINES=150000
+d=$(mktmp)
+db=$d/journal.db
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 1 1 4" > /dev/null
+: > "$d/$id.1"
+
+( for i in $(seq 0 $((LINES / 5000 - 1))); do
+	seq -f "retention line %07g, padded to make it a longer line ......" \
+		$((i * 5000)) $((i * 5000 + 4999)) >> "$d/$id.1"
+	sleep 0.2
+  done ) &
+gen=$!
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" record --journal "$db" -d 0.1 --max-size 1M 2> "$d/record.err" &
+rpid=$!
+max=0; maxwal=0; samples=0
+while kill -0 "$gen" 2>/dev/null ||
+      [ "$(cat "$d/$id.1.off" 2>/dev/null)" != "$(stat -c %s "$d/$id.1")" ]; do
+	s=$(stat -c %s "$db" 2>/dev/null || echo 0)
+	w=$(stat -c %s "$db-wal" 2>/dev/null || echo 0)
+	[ "$s" -gt "$max" ] && max=$s
+	[ "$w" -gt "$maxwal" ] && maxwal=$w
+	samples=$((samples + 1))
+	sleep 0.05
+done
+sleep 0.5
+kill -TERM "$rpid"; wait "$rpid"; rc=$?
+check_eq "record ends 0 on SIGTERM, nothing said" "$rc:$(cat "$d/record.err")" "0:"
+served=$(stat -c %s "$d/$id.1")
+echo "# served $served bytes; database at most $max bytes over $samples samples; WAL at most $maxwal"
+check "the stream was many times the limit ($served bytes)" test "$served" -gt $((8 << 20))
+check "the database file stayed under --max-size 1M (largest $max)" test "$max" -le $((1 << 20))
+res=$(python3 - "$db" "$id" "$LINES" <<'PY'
+import sqlite3, sys
+db, pid, lines = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+nums = [int(t[len(b"retention line "):][:7]) for (t,) in con.execute(
+    "SELECT text FROM events e JOIN progs p ON p.row = e.prog WHERE p.id = ? ORDER BY seq", (pid,))]
+meta = dict(con.execute("SELECT key, value FROM meta"))
+first = nums[0] if nums else -1
+ok_suffix = nums == list(range(first, first + len(nums)))
+print(f"{len(nums)} {first} {nums[-1] if nums else -1} {ok_suffix} {meta.get('max_size')}")
+PY
+)
+read -r kept first last suffix limit <<<"$res"
+echo "# kept $kept events, lines $first to $last"
+check "the oldest events went first: what is kept is the newest, in one run" \
+	test "$suffix" = True -a "$last" -eq $((LINES - 1)) -a "$first" -gt 0
+check "the limit is stored in the journal for every writer" test "$limit" -eq $((1 << 20))
+
+# --max-age: what is older goes, what is newer stays.
+db2=$d/age.db
+printf 'old line\n' >> "$d/$id.1"
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" record --journal "$db2" -d 0.1 --max-age 3s 2> "$d/age.err" &
+rpid=$!
+sleep 1
+old=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from events where cast(text as text) = 'old line'\").fetchone()[0])" "$db2")
+sleep 4
+printf 'new line\n' >> "$d/$id.1"
+sleep 1
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "--max-age 3s: the old line was there, and is gone; the new one is there" \
+	"$old $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select cast(text as text) from events order by seq')))" "$db2")" \
+	"1 new line"
+finish

@@ -1,0 +1,104 @@
+# The journal file: created 0600 in a 0700 directory, WAL, a schema
+# version; a journal from a newer bpfstderr, a corrupt file, another
+# program's SQLite database and an unwritable place are refused with one
+# clear line and exit 5, and left as they were; --no-journal carries on
+# without. Python's sqlite3 is the oracle for what is in the file.
+. tests/lib.sh
+
+d=$(mktmp)
+pyq() {	# DB SQL: the first column of the first row
+	python3 -c "import sqlite3,sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$@"
+}
+
+db=$d/new/dir/journal.db
+mkdir -p "$d/new"
+"$BPFSTDERR" report --journal "$db" > /dev/null 2>&1; rc=$?
+check "report creates the journal (exit $rc)" test -f "$db" -a "$rc" -le 1
+check_eq "its directory is 0700, the file 0600" "$(stat -c %a "$d/new/dir") $(stat -c %a "$db")" "700 600"
+check_eq "schema version 1, bpfstderr's application id, WAL" \
+	"$(pyq "$db" 'pragma user_version') $(pyq "$db" 'pragma application_id') $(pyq "$db" 'pragma journal_mode')" \
+	"1 1112557125 wal"
+check_eq "its tables" "$(pyq "$db" "select group_concat(name, ' ') from (select name from sqlite_master where type = 'table' and name not like 'sqlite%' order by name)")" \
+	"events meta pending progs sites"
+"$BPFSTDERR" report --journal "$db" > /dev/null 2>&1
+check_eq "opened again: still version 1" "$(pyq "$db" 'pragma user_version')" 1
+
+: > "$d/empty.db"
+"$BPFSTDERR" report --journal "$d/empty.db" > /dev/null 2>&1
+check_eq "an empty file (version 0) is brought to version 1" "$(pyq "$d/empty.db" 'pragma user_version')" 1
+
+BPFSTDERR_JOURNAL=$d/env.db "$BPFSTDERR" report > /dev/null 2>&1
+check "BPFSTDERR_JOURNAL chooses the file" test -f "$d/env.db"
+BPFSTDERR_JOURNAL=$d/env2.db "$BPFSTDERR" report --journal "$d/opt.db" > /dev/null 2>&1
+check "--journal wins over BPFSTDERR_JOURNAL" test -f "$d/opt.db" -a ! -e "$d/env2.db"
+
+refused() {	# DESC WANT-IN-MESSAGE CMD...: exit 5 and one line on stderr
+	local desc=$1 want=$2 err rc; shift 2
+	err=$("$@" 2>&1 >/dev/null); rc=$?
+	check_eq "$desc: exit 5" "$rc" 5
+	check_eq "$desc: one line" "$(wc -l <<<"$err")" 1
+	check "$desc: says '$want'" grep -qF -- "$want" <<<"$err"
+}
+
+cp "$db" "$d/newer.db"
+python3 -c "import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma user_version = 99'); c.commit()" "$d/newer.db"
+sum=$(md5sum < "$d/newer.db")
+refused "a newer journal" "has journal schema version 99; this bpfstderr knows up to 1" \
+	"$BPFSTDERR" report --journal "$d/newer.db"
+refused "a newer journal, follow" "schema version 99" "$BPFSTDERR" follow --all --journal "$d/newer.db"
+check_eq "a newer journal is left as it was" "$(md5sum < "$d/newer.db")" "$sum"
+
+head -c 8192 /dev/urandom > "$d/garbage.db"
+sum=$(md5sum < "$d/garbage.db")
+refused "a corrupt journal" "is not a bpfstderr journal" "$BPFSTDERR" report --journal "$d/garbage.db"
+check_eq "a corrupt journal is left as it was" "$(md5sum < "$d/garbage.db")" "$sum"
+refused "a corrupt journal, top" "is not a bpfstderr journal" "$BPFSTDERR" top -b -n 1 --journal "$d/garbage.db"
+refused "a corrupt journal, record" "is not a bpfstderr journal" "$BPFSTDERR" record --journal "$d/garbage.db"
+
+python3 -c "import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table t (x)'); c.commit()" "$d/other.db"
+refused "another program's database" "is an SQLite database but not a bpfstderr journal" \
+	"$BPFSTDERR" report --journal "$d/other.db"
+
+refused "a place that cannot be written" "cannot create /proc/bpfstderr.db" \
+	"$BPFSTDERR" report --journal /proc/bpfstderr.db
+mkdir "$d/ro"
+if mount -t tmpfs -o size=4m tmpfs "$d/ro"; then
+	"$BPFSTDERR" report --journal "$d/ro/journal.db" > /dev/null 2>&1
+	mount -o remount,ro "$d/ro"
+	refused "a journal on a read-only file system" "Read-only file system" \
+		"$BPFSTDERR" report --journal "$d/ro/journal.db"
+	umount "$d/ro"
+else
+	fail "mount a tmpfs for the read-only case"
+fi
+
+# doctor looks, read only.
+"$BPFSTDERR" doctor --journal "$d/none.db" > "$d/doc.txt" 2>&1
+check "doctor: a journal not there yet is said so, and not created" \
+	test ! -e "$d/none.db" -a -n "$(grep "^journal .*not created yet" "$d/doc.txt")"
+"$BPFSTDERR" doctor --journal "$d/garbage.db" > "$d/doc.txt" 2>&1
+check "doctor: a corrupt journal is REFUSED, loudly" grep -q "REFUSED: .*is not a bpfstderr journal" "$d/doc.txt"
+check_eq "doctor --json: the journal's error" \
+	"$("$BPFSTDERR" doctor --json --journal "$d/newer.db" | jq -r '.journal.error')" \
+	"$d/newer.db has journal schema version 99; this bpfstderr knows up to 1: use a newer bpfstderr, or another --journal"
+
+# Carrying on without a journal is the user's choice, said once.
+BPFSTDERR_JOURNAL=$d/garbage.db "$BPFSTDERR" report --no-journal > /dev/null 2> "$d/nj.err"; rc=$?
+check "--no-journal carries on past a corrupt journal (exit $rc)" test "$rc" -le 1
+check_eq "--no-journal: said once" "$(cat "$d/nj.err")" \
+	"bpfstderr: no journal: reads are destructive; other bpfstderr processes will not see what this one reads"
+"$BPFSTDERR" report --no-journal --journal "$d/x.db" > /dev/null 2>&1
+check_eq "--journal with --no-journal: exit 2" "$?" 2
+"$BPFSTDERR" record --no-journal > /dev/null 2>&1
+check_eq "record --no-journal: exit 2" "$?" 2
+"$BPFSTDERR" report --no-journal --since 1h > /dev/null 2>&1
+check_eq "--since with --no-journal: exit 2" "$?" 2
+"$BPFSTDERR" record --journal "$d/r.db" --max-size 100K > /dev/null 2>&1
+check_eq "record --max-size below 1M: exit 2" "$?" 2
+# The systemd unit, installed, runs the installed binary.
+make -s install DESTDIR="$d/inst" PREFIX=/usr > /dev/null 2>&1
+unit=$d/inst/usr/lib/systemd/system/bpfstderr-record.service
+check_eq "make install: the record unit runs the installed binary" \
+	"$(grep '^ExecStart=' "$unit" 2>/dev/null | cut -d' ' -f1-2)" "ExecStart=/usr/sbin/bpfstderr record"
+check "make install: that binary has record" "$d/inst/usr/sbin/bpfstderr" record --help
+finish

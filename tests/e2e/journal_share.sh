@@ -1,0 +1,85 @@
+# Reads are destructive; the journal is what lets several bpfstderr run at
+# once: two follows of one program each print every event once. Without
+# it (--no-journal) the two split the stream between them, and each says
+# so once. The oracle is the fixture's bytes (reconstruct.py, with
+# Python's strict JSON parser).
+# INJECTED CONTENT: stream bytes come from tests/shim for a real program.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+out=$(mktmp)
+
+make_fixtures() {	# DIR ID
+	{ printf 'out %d\n' $(seq 1 200); printf 'no newline at the end'; } > "$1/$2.1"
+	{
+		for i in 1 2 3; do
+			printf 'before report %d\n' "$i"
+			cat tests/fixtures/upstream-6.18.txt
+			cat tests/fixtures/rfc-seed001.txt
+		done
+		printf 'ERROR: Arena READ access at unmapped address 0x1\nCPU: 0 UID: 0 PID: 1 Comm: cut\nCall trace:\n'
+	} > "$1/$2.2"
+}
+
+follow_bg() {	# DIR CHUNK OUTFILE [ARGS...]: pid in $fpid
+	local dir=$1 chunk=$2 outf=$3; shift 3
+	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$dir BPFSTDERR_SHIM_CHUNK=$chunk \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		"$BPFSTDERR" follow -p "$id" --json "$@" > "$outf" 2> "$outf.err" &
+	fpid=$!
+}
+
+served() {	# DIR: has the shim served both fixtures entirely?
+	[ "$(cat "$1/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$1/$id.1")" ] &&
+	[ "$(cat "$1/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$1/$id.2")" ]
+}
+
+# -- with the journal ----------------------------------------------------
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 1 1 4" > /dev/null
+holder_cmd H "write 2 1 4" > /dev/null
+d=$(mktmp)
+make_fixtures "$d" "$id"
+follow_bg "$d" 7 "$out/a"; pa=$fpid
+follow_bg "$d" 7 "$out/b"; pb=$fpid
+for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+stop_holder H	# both follows end by themselves: their program is gone
+wait "$pa"; ra=$?
+wait "$pb"; rb=$?
+check_eq "journal: both follows end 0 when the program unloads" "$ra $rb" "0 0"
+for f in a b; do
+	res=$(python3 tests/e2e/reconstruct.py "$out/$f" "$id" "$d/$id.1" "$d/$id.2")
+	check_eq "journal: follow $f printed every event exactly once, in order" "$res" ""
+	check_eq "journal: follow $f printed every fault report" \
+		"$(jq -s '[.[] | select(.kind == "fault")] | length' "$out/$f")" "$(grep -c '^ERROR: ' "$d/$id.2")"
+done
+check "journal: the two printed the same events" cmp -s "$out/a" "$out/b"
+check_eq "journal: the journal has each event once (Python's sqlite3)" \
+	"$(python3 tests/e2e/journal_check.py stream "$BPFSTDERR_JOURNAL" "$id" 2 | cmp - "$d/$id.2" && echo same)" same
+check_eq "journal: the file is 0600" "$(stat -c %a "$BPFSTDERR_JOURNAL")" 600
+
+# -- without -------------------------------------------------------------
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 1 1 4" > /dev/null
+holder_cmd H "write 2 1 4" > /dev/null
+d=$(mktmp)
+make_fixtures "$d" "$id"
+follow_bg "$d" 7 "$out/c" --no-journal; pc=$fpid
+follow_bg "$d" 7 "$out/e" --no-journal; pe=$fpid
+for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+stop_holder H
+wait "$pc"; wait "$pe"
+for f in c e; do
+	check_eq "--no-journal: follow $f says once that reads are destructive" \
+		"$(grep -c 'no journal: reads are destructive' "$out/$f.err")" 1
+done
+# Every byte went to one of them: 200 lines between the two (a line cut
+# between them shows as two pieces, neither "out N" whole).
+got=$(cat "$out/c" "$out/e" | jq -r 'select(.stream == "stdout") | .text' | grep -c '^out [0-9]*$')
+check "--no-journal: the two shared the stream, no line twice ($got of 200 whole)" \
+	test "$got" -le 200 -a "$(cat "$out/c" "$out/e" | jq -r 'select(.stream == "stdout") | .text' | grep '^out [0-9]*$' | sort | uniq -d | wc -l)" -eq 0
+check "--no-journal: nothing written to the journal" \
+	test "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from progs where id = ?', ($id,)).fetchone()[0])" "$BPFSTDERR_JOURNAL")" -eq 0
+finish

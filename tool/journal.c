@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
+
+#include "journal.h"
+
+#define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
+#define BUSY_TIMEOUT_MS		5000
+#define WAL_PAGES		256		/* checkpoint every ~1 MiB of WAL */
+#define AGE_CHECK_NS		(10LL * 1000000000)
+#define READ_BATCH		512
+
+/* Schema steps: step i takes a journal from version i to i + 1. A journal
+ * at version v runs steps v..JOURNAL_SCHEMA_VERSION-1, each with the
+ * version bump in the same transaction.
+ */
+static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE progs ("
+	"  row INTEGER PRIMARY KEY,"
+	"  id INTEGER NOT NULL, tag TEXT NOT NULL, load_time INTEGER NOT NULL,"
+	"  type INTEGER NOT NULL, name BLOB NOT NULL, kname BLOB NOT NULL,"
+	"  first_ns INTEGER NOT NULL, unloaded_ns INTEGER,"
+	"  read_out INTEGER NOT NULL DEFAULT 0, read_err INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE (id, tag, load_time));"
+	"CREATE TABLE events ("
+	"  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  prog INTEGER NOT NULL REFERENCES progs(row),"
+	"  ts INTEGER NOT NULL, stream INTEGER NOT NULL,"
+	"  kind INTEGER NOT NULL,"		/* 0 message, 1 fault */
+	"  fault_kind TEXT,"			/* fault_kind_name() */
+	"  flags INTEGER NOT NULL,"		/* 1 partial, 2 incomplete */
+	"  text BLOB NOT NULL);"
+	"CREATE INDEX events_ts ON events (ts);"
+	"CREATE INDEX events_prog ON events (prog);"
+	"CREATE TABLE pending ("
+	"  prog INTEGER NOT NULL REFERENCES progs(row), stream INTEGER NOT NULL,"
+	"  since INTEGER NOT NULL, bytes BLOB NOT NULL,"
+	"  PRIMARY KEY (prog, stream));"
+	"CREATE TABLE sites ("
+	"  prog INTEGER NOT NULL REFERENCES progs(row), tag TEXT NOT NULL, off INTEGER NOT NULL,"
+	"  func BLOB, file BLOB, line INTEGER NOT NULL, col INTEGER NOT NULL, src BLOB,"
+	"  PRIMARY KEY (prog, tag, off));",
+};
+
+#define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
+		  "p.unloaded_ns IS NOT NULL, p.read_out, p.read_err, p.first_ns"
+#define PROG_NCOLS 11
+
+enum stmt {
+	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
+	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
+	S_SITES, S_META_GET, S_META_SET, S_CNT,
+};
+
+static const char *const stmt_sql[S_CNT] = {
+	[S_PROG_FIND] = "SELECT " PROG_COLS " FROM progs p WHERE id = ?1 AND tag = ?2 AND load_time = ?3",
+	[S_PROG_ADD] = "INSERT INTO progs (id, tag, load_time, type, name, kname, first_ns) "
+		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_ADD_READ] = "UPDATE progs SET read_out = read_out + (?2 = 1) * ?3, "
+		       "read_err = read_err + (?2 = 2) * ?3 WHERE row = ?1",
+	[S_UNLOADED] = "UPDATE progs SET unloaded_ns = ?2 WHERE row = ?1 AND unloaded_ns IS NULL",
+	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_SITE] = "INSERT OR IGNORE INTO sites (prog, tag, off, func, file, line, col, src) "
+		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[S_PEND_GET] = "SELECT bytes FROM pending WHERE prog = ?1 AND stream = ?2",
+	[S_PEND_PUT] = "INSERT INTO pending (prog, stream, since, bytes) VALUES (?1, ?2, ?3, ?4) "
+		       "ON CONFLICT (prog, stream) DO UPDATE SET since = ?3, bytes = ?4",
+	[S_PEND_DEL] = "DELETE FROM pending WHERE prog = ?1 AND stream = ?2",
+	[S_LIVE] = "SELECT " PROG_COLS " FROM progs p WHERE p.unloaded_ns IS NULL",
+	[S_PEND_LIST] = "SELECT " PROG_COLS ", q.stream, q.since FROM pending q "
+			"JOIN progs p ON p.row = q.prog",
+	[S_READ] = "SELECT " PROG_COLS ", e.seq, e.ts, e.stream, e.kind, e.flags, e.text "
+		   "FROM events e JOIN progs p ON p.row = e.prog WHERE e.seq > ?1 "
+		   "AND (?2 = 0 OR e.ts >= ?2) AND (?3 = 0 OR e.ts < ?3) ORDER BY e.seq LIMIT ?4",
+	[S_LAST] = "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+	[S_SITES] = "SELECT tag, off, func, file, line, col, src FROM sites WHERE prog = ?1",
+	[S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+	[S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+		       "ON CONFLICT (key) DO UPDATE SET value = ?2",
+};
+
+struct journal {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_CNT];
+	char *path;
+	char err[PATH_MAX + 256];
+	struct retention ret;
+	long long last_age_check;
+	bool in_tx;
+};
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* SQLite's result codes, as the -errno the rest of bpfstderr speaks. */
+static int sql_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static int fail(struct journal *j, int rc, const char *what)
+{
+	snprintf(j->err, sizeof(j->err), "%s: %s", what, j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
+	return sql_errno(rc) ?: -EIO;
+}
+
+static int exec(struct journal *j, const char *sql)
+{
+	int rc = sqlite3_exec(j->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : fail(j, rc, "cannot update the journal");
+}
+
+/* A statement ready to bind: reset from its last use. */
+static sqlite3_stmt *stmt(struct journal *j, enum stmt s)
+{
+	sqlite3_reset(j->st[s]);
+	sqlite3_clear_bindings(j->st[s]);
+	return j->st[s];
+}
+
+/* Step a statement that returns no rows we want. */
+static int done(struct journal *j, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(j, rc, "cannot write to the journal");
+}
+
+static long long single_int(struct journal *j, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+/* The directory of the journal, made 0700 if it is not there. */
+static int make_dir(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (!mkdir(dir, 0700) || errno == EEXIST)
+		return 0;
+	return -errno;
+}
+
+/* SQLite creates files 0644 (less the umask): make it 0600 first. Its -wal
+ * and -shm files take the database's mode.
+ */
+static int make_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int check_version(struct journal *j, long long *version)
+{
+	long long app = single_int(j, "PRAGMA application_id");
+	long long tables;
+
+	*version = single_int(j, "PRAGMA user_version");
+	tables = single_int(j, "SELECT count(*) FROM sqlite_master");
+	if (app < 0 || *version < 0 || tables < 0) {
+		snprintf(j->err, sizeof(j->err), "%s is not a bpfstderr journal (%s)", j->path,
+			 sqlite3_errmsg(j->db));
+		return -EBADMSG;
+	}
+	if (app != APPLICATION_ID && tables) {
+		snprintf(j->err, sizeof(j->err), "%s is an SQLite database but not a bpfstderr journal",
+			 j->path);
+		return -EBADMSG;
+	}
+	if (*version > JOURNAL_SCHEMA_VERSION) {
+		snprintf(j->err, sizeof(j->err),
+			 "%s has journal schema version %lld; this bpfstderr knows up to %d: "
+			 "use a newer bpfstderr, or another --journal", j->path, *version,
+			 JOURNAL_SCHEMA_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Brings the schema up to date under the write lock, so that two processes
+ * opening a new journal at once create it once.
+ */
+static int migrate(struct journal *j)
+{
+	char sql[64];
+	long long v;
+	int err;
+
+	err = check_version(j, &v);
+	if (err || v == JOURNAL_SCHEMA_VERSION)
+		return err;
+	if (!v) {
+		/* must precede the first table; lets retention shrink the file */
+		err = exec(j, "PRAGMA auto_vacuum = INCREMENTAL");
+		if (err)
+			return err;
+	}
+	err = exec(j, "BEGIN IMMEDIATE");
+	if (err)
+		return err;
+	err = check_version(j, &v);
+	for (; !err && v < JOURNAL_SCHEMA_VERSION; v++) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", v + 1);
+		err = exec(j, schema_steps[v]) ?: exec(j, sql);
+	}
+	if (!err) {
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
+		err = exec(j, sql) ?: exec(j, "COMMIT");
+	}
+	if (err)
+		sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+	return err;
+}
+
+static int prepare_all(struct journal *j)
+{
+	int i, rc;
+
+	for (i = 0; i < S_CNT; i++) {
+		rc = sqlite3_prepare_v3(j->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &j->st[i], NULL);
+		if (rc != SQLITE_OK)
+			return fail(j, rc, "cannot read the journal");
+	}
+	return 0;
+}
+
+static long long meta_get(struct journal *j, const char *key, long long dflt)
+{
+	sqlite3_stmt *st = stmt(j, S_META_GET);
+	long long v = dflt;
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
+}
+
+static void load_retention(struct journal *j)
+{
+	j->ret.max_age = meta_get(j, "max_age", JOURNAL_DEFAULT_MAX_AGE);
+	j->ret.max_size = meta_get(j, "max_size", JOURNAL_DEFAULT_MAX_SIZE);
+}
+
+static int setup(struct journal *j)
+{
+	char sql[64];
+	int rc, err;
+
+	rc = sqlite3_open_v2(j->path, &j->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return fail(j, rc, "cannot open the journal");
+	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(j->db, 0);
+	if (sqlite3_db_readonly(j->db, "main") == 1) {
+		snprintf(j->err, sizeof(j->err), "%s cannot be written", j->path);
+		return -EROFS;
+	}
+	err = migrate(j);
+	if (err)
+		return err;
+	/* FULL: a drained event is on disk before any view shows it; the
+	 * kernel has no second copy
+	 */
+	snprintf(sql, sizeof(sql), "PRAGMA wal_autocheckpoint = %d", WAL_PAGES);
+	err = exec(j, "PRAGMA journal_mode = WAL") ?: exec(j, "PRAGMA synchronous = FULL") ?:
+	      exec(j, sql) ?: exec(j, "PRAGMA journal_size_limit = 1048576");
+	if (!err)
+		err = prepare_all(j);
+	if (!err)
+		load_retention(j);
+	return err;
+}
+
+int journal__open(struct journal **out, const char *path)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	*out = j;
+	j->path = strdup(path);
+	if (!j->path)
+		return -ENOMEM;
+	err = make_dir(path);
+	if (!err)
+		err = make_file(path);
+	if (err) {
+		snprintf(j->err, sizeof(j->err), "cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	return setup(j);
+}
+
+void journal__close(struct journal *j)
+{
+	int i;
+
+	if (!j)
+		return;
+	if (j->in_tx)
+		journal__rollback(j);
+	for (i = 0; i < S_CNT; i++)
+		sqlite3_finalize(j->st[i]);
+	sqlite3_close(j->db);
+	free(j->path);
+	free(j);
+}
+
+const char *journal__path(const struct journal *j)
+{
+	return j->path;
+}
+
+const char *journal__error(const struct journal *j)
+{
+	return j->err[0] ? j->err : NULL;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+int journal__begin(struct journal *j)
+{
+	int err;
+
+	j->err[0] = '\0';
+	err = exec(j, "BEGIN IMMEDIATE");
+
+	j->in_tx = !err;
+	return err;
+}
+
+void journal__rollback(struct journal *j)
+{
+	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+	j->in_tx = false;
+}
+
+static int prune(struct journal *j);
+
+int journal__commit(struct journal *j)
+{
+	int err = prune(j);
+
+	err = err ?: exec(j, "COMMIT");
+	if (err)
+		journal__rollback(j);
+	j->in_tx = false;
+	return err;
+}
+
+static void read_prog(sqlite3_stmt *st, int c, struct jprog *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->row = sqlite3_column_int64(st, c);
+	p->id = sqlite3_column_int64(st, c + 1);
+	p->type = sqlite3_column_int64(st, c + 2);
+	p->load_time_ns = sqlite3_column_int64(st, c + 3);
+	snprintf(p->tag, sizeof(p->tag), "%s", (const char *)sqlite3_column_text(st, c + 4) ?: "");
+	snprintf(p->name, sizeof(p->name), "%.*s", sqlite3_column_bytes(st, c + 5),
+		 (const char *)sqlite3_column_blob(st, c + 5) ?: "");
+	snprintf(p->kname, sizeof(p->kname), "%.*s", sqlite3_column_bytes(st, c + 6),
+		 (const char *)sqlite3_column_blob(st, c + 6) ?: "");
+	p->unloaded = sqlite3_column_int(st, c + 7);
+	p->read_bytes[0] = sqlite3_column_int64(st, c + 8);
+	p->read_bytes[1] = sqlite3_column_int64(st, c + 9);
+	p->first_ns = sqlite3_column_int64(st, c + 10);
+}
+
+static void bind_ident(sqlite3_stmt *st, const struct jprog *p)
+{
+	sqlite3_bind_int64(st, 1, p->id);
+	sqlite3_bind_text(st, 2, p->tag, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (long long)p->load_time_ns);
+}
+
+int journal__prog(struct journal *j, struct jprog *p)
+{
+	sqlite3_stmt *st = stmt(j, S_PROG_FIND);
+	int rc;
+
+	bind_ident(st, p);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		p->row = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		return 0;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return fail(j, rc, "cannot read the journal");
+	st = stmt(j, S_PROG_ADD);
+	bind_ident(st, p);
+	sqlite3_bind_int64(st, 4, p->type);
+	sqlite3_bind_blob(st, 5, p->name, strlen(p->name), SQLITE_STATIC);
+	sqlite3_bind_blob(st, 6, p->kname, strlen(p->kname), SQLITE_STATIC);
+	p->first_ns = now_ns();
+	sqlite3_bind_int64(st, 7, p->first_ns);
+	rc = done(j, st);
+	if (!rc)
+		p->row = sqlite3_last_insert_rowid(j->db);
+	return rc;
+}
+
+int journal__add_read(struct journal *j, long long row, int stream, unsigned long long bytes)
+{
+	sqlite3_stmt *st = stmt(j, S_ADD_READ);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, stream);
+	sqlite3_bind_int64(st, 3, (long long)bytes);
+	return done(j, st);
+}
+
+int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts)
+{
+	sqlite3_stmt *st = stmt(j, S_UNLOADED);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int64(st, 2, ts_ns(ts));
+	return done(j, st);
+}
+
+int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
+		       const struct event *ev)
+{
+	sqlite3_stmt *st = stmt(j, S_EVENT);
+	bool fault = ev->kind == EV_FAULT;
+	int flags = (ev->partial ? 1 : 0) | (fault && ev->fault->incomplete ? 2 : 0);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int64(st, 2, ts_ns(ts));
+	sqlite3_bind_int(st, 3, ev->stream);
+	sqlite3_bind_int(st, 4, fault);
+	if (fault)
+		sqlite3_bind_text(st, 5, fault_kind_name(ev->fault->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 6, flags);
+	sqlite3_bind_blob(st, 7, ev->len ? ev->text : "", ev->len, SQLITE_STATIC);
+	return done(j, st);
+}
+
+static void bind_str(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_blob(st, i, s, strlen(s), SQLITE_STATIC);
+}
+
+int journal__add_site(struct journal *j, long long row, const char *tag, unsigned long long off,
+		      const struct sym_loc *loc)
+{
+	sqlite3_stmt *st = stmt(j, S_SITE);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (long long)off);
+	bind_str(st, 4, loc->sites[0].func);
+	bind_str(st, 5, loc->sites[0].file);
+	sqlite3_bind_int(st, 6, loc->sites[0].line);
+	sqlite3_bind_int(st, 7, loc->sites[0].col);
+	bind_str(st, 8, loc->src_text);
+	return done(j, st);
+}
+
+int journal__pending_get(struct journal *j, long long row, int stream, void **buf, size_t *len)
+{
+	sqlite3_stmt *st = stmt(j, S_PEND_GET);
+	int rc, n;
+
+	*buf = NULL;
+	*len = 0;
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, stream);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && (n = sqlite3_column_bytes(st, 0)) > 0) {
+		*buf = malloc(n);
+		if (*buf) {
+			memcpy(*buf, sqlite3_column_blob(st, 0), n);
+			*len = n;
+		}
+		rc = *buf ? SQLITE_DONE : SQLITE_NOMEM;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(j, rc, "cannot read the journal");
+}
+
+int journal__pending_put(struct journal *j, long long row, int stream, const void *buf, size_t len,
+			 const struct timespec *since)
+{
+	sqlite3_stmt *st = stmt(j, len ? S_PEND_PUT : S_PEND_DEL);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, stream);
+	if (len) {
+		sqlite3_bind_int64(st, 3, ts_ns(since));
+		sqlite3_bind_blob(st, 4, buf, len, SQLITE_STATIC);
+	}
+	return done(j, st);
+}
+
+int journal__live_progs(struct journal *j, jprog_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = stmt(j, S_LIVE);
+	struct jprog p;
+	int rc, err = 0;
+
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_prog(st, 0, &p);
+		err = fn(&p, ctx);
+	}
+	sqlite3_reset(st);
+	if (!err && rc != SQLITE_DONE)
+		err = fail(j, rc, "cannot read the journal");
+	return err;
+}
+
+int journal__pending_list(struct journal *j, jpending_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = stmt(j, S_PEND_LIST);
+	struct jprog p;
+	int rc, err = 0;
+
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_prog(st, 0, &p);
+		err = fn(&p, sqlite3_column_int(st, PROG_NCOLS),
+			 sqlite3_column_int64(st, PROG_NCOLS + 1), ctx);
+	}
+	sqlite3_reset(st);
+	if (!err && rc != SQLITE_DONE)
+		err = fail(j, rc, "cannot read the journal");
+	return err;
+}
+
+/* ---- reading -------------------------------------------------------------------- */
+
+static void read_event(sqlite3_stmt *st, struct jevent *e)
+{
+	int c = PROG_NCOLS, flags;
+	long long ts;
+
+	e->seq = sqlite3_column_int64(st, c);
+	ts = sqlite3_column_int64(st, c + 1);
+	e->ts.tv_sec = ts / 1000000000LL;
+	e->ts.tv_nsec = ts % 1000000000LL;
+	e->ev.stream = sqlite3_column_int(st, c + 2);
+	e->ev.kind = sqlite3_column_int(st, c + 3) ? EV_FAULT : EV_MESSAGE;
+	flags = sqlite3_column_int(st, c + 4);
+	e->ev.partial = flags & 1;
+	e->incomplete = flags & 2;
+	e->ev.text = sqlite3_column_blob(st, c + 5) ?: "";
+	e->ev.len = sqlite3_column_bytes(st, c + 5);
+	e->ev.fault = NULL;
+}
+
+/* In batches, so a slow view never holds one read snapshot for long. */
+int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
+{
+	struct jevent e = {};
+	struct jprog p;
+	sqlite3_stmt *st;
+	int rc, n, err = 0;
+
+	e.prog = &p;
+	do {
+		st = stmt(j, S_READ);
+		sqlite3_bind_int64(st, 1, r->after);
+		sqlite3_bind_int64(st, 2, r->since_ns);
+		sqlite3_bind_int64(st, 3, r->until_ns);
+		sqlite3_bind_int(st, 4, READ_BATCH);
+		for (n = 0; !err && (rc = sqlite3_step(st)) == SQLITE_ROW; n++) {
+			read_prog(st, 0, &p);
+			read_event(st, &e);
+			r->after = e.seq;
+			err = fn(&e, ctx);
+		}
+		sqlite3_reset(st);
+		if (!err && rc != SQLITE_DONE)
+			err = fail(j, rc, "cannot read the journal");
+	} while (!err && n == READ_BATCH);
+	return err;
+}
+
+long long journal__last_seq(struct journal *j)
+{
+	sqlite3_stmt *st = stmt(j, S_LAST);
+	long long v = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
+}
+
+static const char *column_str(sqlite3_stmt *st, int c, char *buf, size_t len)
+{
+	if (sqlite3_column_type(st, c) == SQLITE_NULL)
+		return NULL;
+	snprintf(buf, len, "%.*s", sqlite3_column_bytes(st, c), (const char *)sqlite3_column_blob(st, c) ?: "");
+	return buf;
+}
+
+int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = stmt(j, S_SITES);
+	char func[256], file[PATH_MAX], src[1024];
+	struct sym_loc loc;
+	int rc, err = 0;
+
+	sqlite3_bind_int64(st, 1, row);
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&loc, 0, sizeof(loc));
+		loc.found = true;
+		loc.site_cnt = 1;
+		loc.sites[0].func = column_str(st, 2, func, sizeof(func));
+		loc.sites[0].file = column_str(st, 3, file, sizeof(file));
+		loc.sites[0].line = sqlite3_column_int(st, 4);
+		loc.sites[0].col = sqlite3_column_int(st, 5);
+		loc.src_text = column_str(st, 6, src, sizeof(src));
+		err = fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), &loc, ctx);
+	}
+	sqlite3_reset(st);
+	if (!err && rc != SQLITE_DONE)
+		err = fail(j, rc, "cannot read the journal");
+	return err;
+}
+
+/* ---- retention -------------------------------------------------------------------- */
+
+int journal__set_retention(struct journal *j, const struct retention *r)
+{
+	sqlite3_stmt *st;
+	int err;
+
+	st = stmt(j, S_META_SET);
+	sqlite3_bind_text(st, 1, "max_age", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->max_age);
+	err = done(j, st);
+	st = stmt(j, S_META_SET);
+	sqlite3_bind_text(st, 1, "max_size", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->max_size);
+	err = err ?: done(j, st);
+	if (!err)
+		j->ret = *r;
+	return err;
+}
+
+void journal__retention(struct journal *j, struct retention *r)
+{
+	*r = j->ret;
+}
+
+long long journal__used_bytes(struct journal *j)
+{
+	return single_int(j, "SELECT (page_count - freelist_count) * page_size "
+			     "FROM pragma_page_count, pragma_freelist_count, pragma_page_size");
+}
+
+static long long file_bytes(struct journal *j)
+{
+	return single_int(j, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+}
+
+/* Oldest events first, a tenth at a time, until the pages in use are down
+ * to three quarters of the limit: the file then has room to grow again
+ * before the next prune.
+ */
+static bool size_prune_due(struct journal *j)
+{
+	return j->ret.max_size && file_bytes(j) > j->ret.max_size / 10 * 9;
+}
+
+static int prune_size(struct journal *j)
+{
+	long long limit = j->ret.max_size, cnt;
+	char sql[160];
+	int err = 0;
+
+	if (!size_prune_due(j))
+		return 0;
+	while (!err && journal__used_bytes(j) > limit / 4 * 3) {
+		cnt = single_int(j, "SELECT count(*) FROM events");
+		if (cnt <= 0)
+			break;
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT %lld)",
+			 cnt / 10 ?: 1);
+		err = exec(j, sql);
+	}
+	return err;
+}
+
+/* Every 10 s, or a quarter of a shorter max age (at least every second). */
+static bool age_check_due(struct journal *j)
+{
+	long long every = AGE_CHECK_NS, quarter = j->ret.max_age * 1000000000LL / 4;
+
+	if (j->ret.max_age && quarter < every)
+		every = quarter > 1000000000LL ? quarter : 1000000000LL;
+	return now_ns() - j->last_age_check >= every;
+}
+
+/* Also rereads the limits: the recorder may have set new ones. */
+static int prune_age(struct journal *j)
+{
+	long long now = now_ns();
+	char sql[96];
+
+	if (!age_check_due(j))
+		return 0;
+	j->last_age_check = now;
+	load_retention(j);
+	if (!j->ret.max_age)
+		return 0;
+	snprintf(sql, sizeof(sql), "DELETE FROM events WHERE ts < %lld",
+		 now - j->ret.max_age * 1000000000LL);
+	return exec(j, sql);
+}
+
+/* Unloaded programs with nothing left to show go, with what hangs off them. */
+static int prune_progs(struct journal *j)
+{
+	return exec(j, "CREATE TEMP TABLE IF NOT EXISTS gone (row INTEGER PRIMARY KEY);"
+		       "DELETE FROM temp.gone;"
+		       "INSERT INTO temp.gone SELECT row FROM progs p WHERE unloaded_ns IS NOT NULL "
+		       "  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.prog = p.row)"
+		       "  AND NOT EXISTS (SELECT 1 FROM pending q WHERE q.prog = p.row);"
+		       "DELETE FROM sites WHERE prog IN temp.gone;"
+		       "DELETE FROM progs WHERE row IN temp.gone;");
+}
+
+/* Inside a transaction. */
+static int prune(struct journal *j)
+{
+	long long before = sqlite3_total_changes64(j->db);
+	int err;
+
+	err = prune_age(j) ?: prune_size(j);
+	if (!err && sqlite3_total_changes64(j->db) != before)
+		err = prune_progs(j) ?: exec(j, "PRAGMA incremental_vacuum");
+	return err;
+}
+
+int journal__prune(struct journal *j)
+{
+	int err;
+
+	if (j->in_tx)
+		return prune(j);
+	if (!age_check_due(j) && !size_prune_due(j))
+		return 0;
+	err = journal__begin(j);
+	return err ?: journal__commit(j);
+}
+
+/* ---- inspecting --------------------------------------------------------------------- */
+
+static long long wal_size(const char *path)
+{
+	char wal[PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	return stat(wal, &st) ? 0 : st.st_size;
+}
+
+static void inspect_counts(struct journal *j, struct journal_info *info)
+{
+	info->events = single_int(j, "SELECT count(*) FROM events");
+	info->faults = single_int(j, "SELECT count(*) FROM events WHERE kind = 1");
+	info->programs = single_int(j, "SELECT count(*) FROM progs");
+	info->unloaded = single_int(j, "SELECT count(*) FROM progs WHERE unloaded_ns IS NOT NULL");
+	info->oldest_ns = single_int(j, "SELECT coalesce(min(ts), 0) FROM events");
+	info->newest_ns = single_int(j, "SELECT coalesce(max(ts), 0) FROM events");
+	info->used_bytes = journal__used_bytes(j);
+	info->file_bytes = file_bytes(j);
+	info->wal_bytes = wal_size(j->path);
+	if (prepare_all(j))
+		return;
+	load_retention(j);
+	info->ret = j->ret;
+}
+
+int journal__inspect(const char *path, struct journal_info *info)
+{
+	struct journal j = { .path = (char *)path };
+	struct stat st;
+	int rc, err;
+
+	memset(info, 0, sizeof(*info));
+	if (stat(path, &st))
+		return errno == ENOENT ? 0 : (info->err = -errno);
+	info->exists = true;
+	rc = sqlite3_open_v2(path, &j.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	err = rc == SQLITE_OK ? check_version(&j, &info->version) : fail(&j, rc, "cannot open");
+	if (!err && info->version == JOURNAL_SCHEMA_VERSION)
+		inspect_counts(&j, info);
+	info->err = err;
+	snprintf(info->error, sizeof(info->error), "%s", j.err);
+	for (rc = 0; rc < S_CNT; rc++)
+		sqlite3_finalize(j.st[rc]);
+	sqlite3_close(j.db);
+	return err;
+}

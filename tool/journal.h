@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The journal: an SQLite database (WAL) that every drained event goes into
+ * before any view shows it. Reads of BPF streams are destructive; the
+ * journal is what lets several bpfstderr processes each see every event,
+ * and what keeps the faults of unloaded programs.
+ *
+ * Writers hold the database's write lock (BEGIN IMMEDIATE) from before
+ * their destructive reads until the commit, so drainers are serialized and
+ * events are numbered (seq) in the order the kernel gave out their bytes.
+ * The bytes of a stream that are not an event yet (a line without its
+ * '\n', a report without its end) are kept in the journal too, so the next
+ * drainer, whichever process it is, carries on from them.
+ *
+ * A view keeps a cursor (the last seq it showed) and reads what follows.
+ */
+#ifndef BPFSTDERR_JOURNAL_H
+#define BPFSTDERR_JOURNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <time.h>
+#include <linux/types.h>
+
+#include "parse.h"
+#include "symbolize.h"
+
+#define JOURNAL_SCHEMA_VERSION	1
+#define JOURNAL_DEFAULT_PATH	"/var/lib/bpfstderr/journal.db"
+#define JOURNAL_DEFAULT_MAX_AGE	(7LL * 24 * 3600)	/* seconds */
+#define JOURNAL_DEFAULT_MAX_SIZE (128LL << 20)		/* bytes */
+#define JOURNAL_MIN_MAX_SIZE	(1LL << 20)
+/* A tail no drainer added to for this long is emitted as it is: a message
+ * without its '\n', or a report cut short.
+ */
+#define JOURNAL_STALE_NS	(2LL * 1000000000)
+
+/* A program as the journal knows it: (id, tag, load time) is its identity. */
+struct jprog {
+	long long row;
+	__u32 id;
+	__u32 type;
+	__u64 load_time_ns;
+	char tag[17];
+	char name[256];		/* full name (BTF), else the kernel's */
+	char kname[16];		/* the kernel's, cut at 15 bytes */
+	bool unloaded;
+	unsigned long long read_bytes[2];	/* by every drainer */
+	long long first_ns;		/* when the journal first had it */
+};
+
+struct jevent {
+	long long seq;
+	const struct jprog *prog;
+	struct timespec ts;		/* CLOCK_REALTIME when drained */
+	struct event ev;		/* text valid during the callback */
+	bool incomplete;		/* a report: parse with terminated = false */
+};
+
+struct retention {
+	long long max_age;		/* seconds; 0: no limit */
+	long long max_size;		/* bytes; 0: no limit */
+};
+
+struct journal;
+
+/* Opens (creating, mode 0600, and its directory, 0700, as needed) and
+ * migrates. -EPROTO: written by a newer bpfstderr; -EBADMSG: not a
+ * journal (corrupt); other -errno from the file system. journal__error()
+ * says what went wrong.
+ */
+int journal__open(struct journal **out, const char *path);
+void journal__close(struct journal *j);
+const char *journal__path(const struct journal *j);
+/* The last failure, or NULL. */
+const char *journal__error(const struct journal *j);
+
+/* ---- writing: one transaction per drain cycle --------------------------- */
+
+/* Takes the write lock: -EBUSY if another writer kept it past the busy
+ * timeout (nothing was read: try next cycle).
+ */
+int journal__begin(struct journal *j);
+/* Commits, then applies retention when it is due. */
+int journal__commit(struct journal *j);
+void journal__rollback(struct journal *j);
+
+/* The row of this program, created on first use; p->row is set. */
+int journal__prog(struct journal *j, struct jprog *p);
+int journal__add_read(struct journal *j, long long row, int stream, unsigned long long bytes);
+int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts);
+int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
+		       const struct event *ev);
+/* Where a BPF frame of this program's faults is: recorded while it is loaded. */
+int journal__add_site(struct journal *j, long long row, const char *tag, unsigned long long off,
+		      const struct sym_loc *loc);
+
+/* A stream's held bytes. get: *buf malloc'd (NULL when none). put with
+ * len 0 drops them; since is when they last grew.
+ */
+int journal__pending_get(struct journal *j, long long row, int stream, void **buf, size_t *len);
+int journal__pending_put(struct journal *j, long long row, int stream, const void *buf, size_t len,
+			 const struct timespec *since);
+
+/* Programs not marked unloaded, and streams with held bytes. */
+typedef int (*jprog_fn)(const struct jprog *p, void *ctx);
+int journal__live_progs(struct journal *j, jprog_fn fn, void *ctx);
+typedef int (*jpending_fn)(const struct jprog *p, int stream, long long since_ns, void *ctx);
+int journal__pending_list(struct journal *j, jpending_fn fn, void *ctx);
+
+/* ---- reading ------------------------------------------------------------ */
+
+struct jread {
+	long long after;		/* the cursor: events with seq > after */
+	long long since_ns, until_ns;	/* event time window; 0: open */
+};
+
+typedef int (*jevent_fn)(const struct jevent *e, void *ctx);
+/* Events in seq order; r->after advances past each one read. */
+int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx);
+long long journal__last_seq(struct journal *j);
+/* Every recorded BPF frame location of one program. */
+typedef int (*jsite_fn)(const char *tag, unsigned long long off, const struct sym_loc *loc,
+			void *ctx);
+int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx);
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Stored in the journal, so every writer applies the recorder's limits. */
+int journal__set_retention(struct journal *j, const struct retention *r);
+void journal__retention(struct journal *j, struct retention *r);
+/* Removes events past the limits, then the unloaded programs left without
+ * any; a transaction of its own only when a limit is (nearly) reached or
+ * the age check is due (every 10 s). Commits do this too.
+ */
+int journal__prune(struct journal *j);
+/* Bytes the database uses (pages in use), and its file's size. */
+long long journal__used_bytes(struct journal *j);
+
+/* ---- inspecting (doctor): read-only, never creates ------------------------- */
+
+struct journal_info {
+	bool exists;
+	int err;			/* as journal__open's */
+	char error[PATH_MAX + 256];
+	long long version;
+	long long events, faults, programs, unloaded;
+	long long oldest_ns, newest_ns;	/* 0 when empty */
+	long long used_bytes, file_bytes, wal_bytes;
+	struct retention ret;
+};
+
+int journal__inspect(const char *path, struct journal_info *info);
+
+#endif

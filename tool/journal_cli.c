@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "journal_cli.h"
+#include "main.h"
+
+enum {
+	OPT_JOURNAL = 0x200,
+	OPT_NO_JOURNAL,
+};
+
+static struct {
+	const char *path;
+	bool none;
+} jenv;
+
+static const struct argp_option journal_opts[] = {
+	{ NULL, 0, NULL, 0, "Journal:", 50 },
+	{ "journal", OPT_JOURNAL, "PATH", 0,
+	  "Journal database (default: $BPFSTDERR_JOURNAL, else " JOURNAL_DEFAULT_PATH ")", 50 },
+	{ "no-journal", OPT_NO_JOURNAL, NULL, 0,
+	  "No journal: reads are destructive, other bpfstderr processes miss what this one reads", 50 },
+	{},
+};
+
+static error_t parse_journal_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_JOURNAL:
+		if (!*arg)
+			argp_error(state, "--journal needs a path");
+		jenv.path = arg;
+		break;
+	case OPT_NO_JOURNAL:
+		jenv.none = true;
+		break;
+	case ARGP_KEY_END:
+		if (jenv.none && jenv.path)
+			argp_error(state, "--journal and --no-journal do not go together");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp journal_argp = { .options = journal_opts, .parser = parse_journal_arg };
+
+static int open_error(struct journal *j, int err)
+{
+	const char *why = journal__error(j) ?: strerror(-err);
+
+	switch (err) {
+	case -EPROTO:
+		p_err("%s", why);
+		break;
+	case -EBADMSG:
+		p_err("%s; move it away, or run with --no-journal", why);
+		break;
+	default:
+		p_err("journal %s: %s; choose another with --journal, or run with --no-journal",
+		      journal__path(j), why);
+	}
+	return EXIT_ERROR;
+}
+
+int journal_cli__failed(struct journal *j, int err, const char *what)
+{
+	const char *why = j ? journal__error(j) : NULL;
+
+	if (why)
+		p_err("%s: %s (journal %s)", what, why, journal__path(j));
+	else
+		return exit_for_errno(err, what);
+	return EXIT_ERROR;
+}
+
+const char *journal_cli__path(void)
+{
+	const char *path = jenv.path ?: getenv("BPFSTDERR_JOURNAL");
+
+	if (jenv.none)
+		return NULL;
+	return path && *path ? path : JOURNAL_DEFAULT_PATH;
+}
+
+int journal_cli__open(struct journal **out, bool required)
+{
+	const char *path = journal_cli__path();
+	struct journal *j = NULL;
+	int err;
+
+	*out = NULL;
+	if (jenv.none) {
+		if (required) {
+			p_err("--no-journal: this command writes the journal");
+			return EXIT_USAGE;
+		}
+		p_err("no journal: reads are destructive; other bpfstderr processes will not see "
+		      "what this one reads");
+		return EXIT_OK;
+	}
+	err = journal__open(&j, path);
+	if (err == -ENOMEM) {
+		p_err("journal %s: out of memory", path);
+		journal__close(j);
+		return EXIT_ERROR;
+	}
+	if (err) {
+		err = open_error(j, err);
+		journal__close(j);
+		return err;
+	}
+	*out = j;
+	return EXIT_OK;
+}
+
+static int parse_scaled(const char *s, long long *out, const char *units, const long long *mult)
+{
+	const char *u;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || s[0] == '-')
+		return -EINVAL;
+	if (*end) {
+		u = end[1] ? NULL : strchr(units, *end);
+		if (!u)
+			return -EINVAL;
+		v *= mult[u - units];
+	}
+	if (v > 9.2e18)
+		return -EINVAL;
+	*out = (long long)v;
+	return 0;
+}
+
+int parse_duration(const char *s, long long *secs)
+{
+	static const long long mult[] = { 1, 60, 3600, 86400, 7 * 86400 };
+
+	return parse_scaled(s, secs, "smhdw", mult);
+}
+
+int parse_size(const char *s, long long *bytes)
+{
+	static const long long mult[] = { 1, 1LL << 10, 1LL << 20, 1LL << 30, 1LL << 40 };
+
+	return parse_scaled(s, bytes, "BKMGT", mult);
+}
+
+static int parse_date(const char *s, long long *ns)
+{
+	static const char *const fmts[] = {
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M",
+		"%Y-%m-%d",
+	};
+	struct tm tm;
+	const char *end;
+	size_t i;
+	time_t t;
+
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(s, fmts[i], &tm);
+		if (!end || *end)
+			continue;
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+		if (t == (time_t)-1)
+			return -EINVAL;
+		*ns = t * 1000000000LL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int parse_time_arg(const char *s, long long *ns)
+{
+	struct timespec now;
+	long long v;
+	char *end;
+
+	if (s[0] == '@') {
+		errno = 0;
+		v = strtoll(s + 1, &end, 10);
+		if (errno || end == s + 1 || *end || v < 0)
+			return -EINVAL;
+		*ns = v * 1000000000LL;
+		return 0;
+	}
+	if (!parse_date(s, ns))
+		return 0;
+	if (parse_duration(s, &v))
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*ns = (now.tv_sec - v) * 1000000000LL + now.tv_nsec;
+	return 0;
+}

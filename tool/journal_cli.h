@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* --journal PATH, --no-journal and BPFSTDERR_JOURNAL, for every command
+ * that drains: one argp child and one way to open the journal.
+ */
+#ifndef BPFSTDERR_JOURNAL_CLI_H
+#define BPFSTDERR_JOURNAL_CLI_H
+
+#include <argp.h>
+#include <stdbool.h>
+
+#include "journal.h"
+
+extern const struct argp journal_argp;
+
+/* The journal the user chose, or NULL under --no-journal. */
+const char *journal_cli__path(void);
+/* Opens the journal the user chose. EXIT_OK with *out NULL under
+ * --no-journal (said once on stderr), else the exit code after one line
+ * on stderr. required: --no-journal is a usage error (record).
+ */
+int journal_cli__open(struct journal **out, bool required);
+/* A command failed with err: the journal's own message when it was the
+ * journal's failure, else exit_for_errno(). Returns the exit code.
+ */
+int journal_cli__failed(struct journal *j, int err, const char *what);
+/* Parses "7d", "12h", "30m", "45s" or plain seconds; -EINVAL. */
+int parse_duration(const char *s, long long *secs);
+/* Parses "64M", "1G", "512K" or plain bytes; -EINVAL. */
+int parse_size(const char *s, long long *bytes);
+/* --since/--until: "2026-12-03 05:00[:SS]", "2026-12-03T05:00:00",
+ * "@EPOCH", or a duration ago ("10m"); ns since the epoch. -EINVAL.
+ */
+int parse_time_arg(const char *s, long long *ns);
+
+#endif
