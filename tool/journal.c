@@ -395,8 +395,15 @@ int journal__begin(struct journal *j)
 	return err;
 }
 
+/* A writer's transaction covers its destructive reads: say what failing
+ * it costs.
+ */
 void journal__rollback(struct journal *j)
 {
+	size_t n = strlen(j->err);
+
+	if (j->in_tx && n)
+		snprintf(j->err + n, sizeof(j->err) - n, "; what this cycle read is lost");
 	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
 	j->in_tx = false;
 }

@@ -220,6 +220,61 @@ static void test_every_split(void)
 	free(buf);
 }
 
+static bool same_events(const struct recs *a, const struct recs *b)
+{
+	int i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].kind != b->v[i].kind || a->v[i].partial != b->v[i].partial ||
+		    a->v[i].len != b->v[i].len || memcmp(a->v[i].text, b->v[i].text, a->v[i].len))
+			return false;
+	return true;
+}
+
+/* What the journal relies on: a reassembler stopped anywhere, whose held
+ * bytes are fed to a new one that then gets the rest, gives the same
+ * events as one reassembler fed everything; the held bytes alone give
+ * none.
+ */
+static void test_resume_from_held(void)
+{
+	static const char tail[] = "message between\nERROR: Arena READ access at unmapped address 0x1\n"
+				   "CPU: 0 UID: 0 PID: 1 Comm: cut\nCall trace:\nfoo+0x1/0x2\nlast without newline";
+	struct recs whole = {}, part = {};
+	size_t len, at, held_len;
+	const void *held;
+	struct reasm *a, *b;
+	char *buf = slurp("upstream-6.18.txt", &len);
+	int bad = 0, noisy = 0, n;
+
+	if (!buf)
+		return;
+	memcpy(buf + len, tail, sizeof(tail) - 1);
+	len += sizeof(tail) - 1;
+	run(&whole, 2, buf, len, 0, 0);
+	for (at = 0; at <= len; at++) {
+		a = reasm__new(2, record, &part);
+		reasm__feed(a, buf, at);
+		reasm__held(a, &held, &held_len);
+		b = reasm__new(2, record, &part);
+		n = part.n;
+		reasm__feed(b, held, held_len);
+		noisy += part.n != n;
+		reasm__free(a);
+		reasm__feed(b, buf + at, len - at);
+		reasm__flush(b);
+		reasm__free(b);
+		bad += !same_events(&part, &whole);
+		recs_free(&part);
+	}
+	CHECK(bad == 0, "%d of %zu resumptions changed the events", bad, len + 1);
+	CHECK(noisy == 0, "held bytes gave events %d times", noisy);
+	recs_free(&whole);
+	free(buf);
+}
+
 /* Concatenating events (messages + "\n" unless partial) gives the input. */
 static void test_lossless(void)
 {
@@ -284,6 +339,7 @@ int main(void)
 	test_rfc_seed();
 	test_upstream();
 	test_every_split();
+	test_resume_from_held();
 	test_lossless();
 	test_long_line();
 	test_stdout_no_reports();
