@@ -80,15 +80,8 @@ static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles);
 
 static int ours_cycle(struct progs *progs, struct pipeline *pl)
 {
-	struct prog_list l = {};
-	long got;
-	int err;
+	long got = pipeline__cycle_fresh(pl, progs);
 
-	err = progs__snapshot(progs, &l, 0);
-	if (err)
-		return err;
-	got = pipeline__cycle(pl, &l);
-	prog_list__free(&l);
 	return got < 0 ? got : 0;
 }
 

@@ -304,14 +304,7 @@ static int check_ids_exist(struct progs *progs)
 
 static int cycle(struct progs *progs, struct pipeline *pl, long *drained)
 {
-	struct prog_list l = {};
-	int err;
-
-	err = progs__snapshot(progs, &l, 0);
-	if (err)
-		return err;
-	*drained = pipeline__cycle(pl, &l);
-	prog_list__free(&l);
+	*drained = pipeline__cycle_fresh(pl, progs);
 	return *drained < 0 ? *drained : 0;
 }
 
@@ -361,10 +354,7 @@ int do_follow(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	rc = require_streams("following programs", &backend);
-	if (rc)
-		return rc;
-	rc = journal_cli__open(&journal, false);
+	rc = journal_cli__require("following programs", false, &backend, &journal);
 	if (rc)
 		return rc;
 	ops.journal = journal;

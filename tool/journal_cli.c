@@ -119,6 +119,13 @@ int journal_cli__open(struct journal **out, bool required)
 	return EXIT_OK;
 }
 
+int journal_cli__require(const char *what, bool required, enum stream_backend *backend,
+			 struct journal **out)
+{
+	*out = NULL;
+	return require_streams(what, backend) ?: journal_cli__open(out, required);
+}
+
 static int parse_scaled(const char *s, long long *out, const char *units, const long long *mult)
 {
 	const char *u;

@@ -19,6 +19,12 @@ const char *journal_cli__path(void);
  * on stderr. required: --no-journal is a usage error (record).
  */
 int journal_cli__open(struct journal **out, bool required);
+enum stream_backend;
+/* What every command that drains checks and opens first: require_streams()
+ * and then journal_cli__open(). EXIT_OK, or the exit code after one line.
+ */
+int journal_cli__require(const char *what, bool required, enum stream_backend *backend,
+			 struct journal **out);
 /* A command failed with err: the journal's own message when it was the
  * journal's failure, else exit_for_errno(). Returns the exit code.
  */

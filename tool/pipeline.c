@@ -520,6 +520,20 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 	return pl->err ? pl->err : got;
 }
 
+long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
+{
+	struct prog_list l = {};
+	long got;
+	int err;
+
+	err = progs__snapshot(progs, &l, 0);
+	if (err)
+		return err;
+	got = pipeline__cycle(pl, &l);
+	prog_list__free(&l);
+	return got;
+}
+
 int pipeline__flush(struct pipeline *pl)
 {
 	size_t i;

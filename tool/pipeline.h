@@ -61,6 +61,8 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
  * Returns the bytes drained, or -errno.
  */
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
+/* pipeline__cycle over a snapshot taken now (no owners). */
+long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
 /* Emit everything held, as at the end of every stream. With a journal,
  * held bytes stay there for the next drainer (or are emitted once stale).
  */

@@ -81,15 +81,8 @@ static void on_signal(int sig)
 
 static int cycle(struct progs *progs, struct pipeline *pl, struct journal *j)
 {
-	struct prog_list l = {};
-	long got;
-	int err;
+	long got = pipeline__cycle_fresh(pl, progs);
 
-	err = progs__snapshot(progs, &l, 0);
-	if (err)
-		return err;
-	got = pipeline__cycle(pl, &l);
-	prog_list__free(&l);
 	if (got < 0)
 		return got;
 	/* idle cycles commit nothing: age limits still apply */
@@ -140,10 +133,7 @@ int do_record(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	rc = require_streams("recording", &backend);
-	if (rc)
-		return rc;
-	rc = journal_cli__open(&journal, true);
+	rc = journal_cli__require("recording", true, &backend, &journal);
 	if (rc)
 		return rc;
 	err = journal__set_retention(journal, &env.ret);

@@ -299,8 +299,7 @@ static int collect_live(struct report *r)
 	long got;
 	int err, rc;
 
-	rc = require_streams("reporting on live programs", &backend);
-	rc = rc ?: journal_cli__open(&r->journal, false);
+	rc = journal_cli__require("reporting on live programs", false, &backend, &r->journal);
 	if (rc)
 		return rc;
 	if (!r->journal && (env.since_ns || env.until_ns)) {

@@ -329,14 +329,11 @@ int do_top(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	rc = require_streams("top", &backend);
-	if (rc)
-		return rc;
 	if (!env.batch && !isatty(STDOUT_FILENO)) {
 		p_err("top needs a terminal; use -b for batch mode");
 		return EXIT_USAGE;
 	}
-	rc = journal_cli__open(&journal, false);
+	rc = journal_cli__require("top", false, &backend, &journal);
 	if (rc)
 		return rc;
 	ops.journal = journal;
