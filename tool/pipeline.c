@@ -485,7 +485,8 @@ static int deliver(const struct jevent *e, void *ctx)
 	struct fault f;
 	int err;
 
-	if (!pl->ops.select(&p, pl->ops.ctx))
+	/* others may have drained streams this view does not show */
+	if (!(pl->ops.streams & (1U << ev.stream)) || !pl->ops.select(&p, pl->ops.ctx))
 		return 0;
 	if (ev.kind != EV_FAULT)
 		return pl->ops.sink(&pe, pl->ops.ctx);

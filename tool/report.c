@@ -653,7 +653,8 @@ int do_report(int argc, char **argv)
 		.doc = "Drain every program's streams into the journal, then group the faults "
 		       "the journal holds (all it keeps, or --since/--until) and print them; "
 		       "programs unloaded since are marked so. Or read saved dumps.\v"
-		       "Exit status: 0 no faults and no lost reports, 1 faults found or stderr "
+		       "Exit status: 0 no faults and no lost reports, 1 faults in what is reported "
+		       "(with the journal: all it keeps, or the --since/--until window) or stderr "
 		       "bytes lost, 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "
 		       "6 no such program.",
 	};

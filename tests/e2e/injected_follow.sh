@@ -48,8 +48,11 @@ follow_all() {	# DIR CHUNK OUTFILE [ARGS...]
 		[ "$(cat "$dir/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.2")" ] && break
 		sleep 0.1
 	done
-	for i in $(seq 100); do grep -q 'last line without newline' "$outf" && break; sleep 0.1; done
-	sleep 1
+	for i in $(seq 100); do
+		grep -q 'last line without newline' "$outf" &&
+		{ [[ " $* " == *" --stdout "* ]] || grep -q 'unmapped address 0x1' "$outf"; } && break
+		sleep 0.1
+	done
 	kill -INT "$pid"
 	wait "$pid"
 }

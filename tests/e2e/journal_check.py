@@ -9,7 +9,8 @@ usage:
       walks the shim's log of served reads in order: each read's bytes must
       come next in the journal's stream (kept), or the read was lost. Lost
       reads must all be by killed processes, each one's lost reads the last
-      it made; their bytes and time span are printed. Exit 1 on a problem.
+      it made; their bytes, time span and the longest pause between two of
+      them are printed. Exit 1 on a problem.
       A process killed inside the shim, between its log line and its
       offset update, never got its bytes: they are served again, and the
       log shows that offset twice, first for the killed process.
@@ -64,13 +65,17 @@ def kills(db, prog_id, stream, fixture, log, killed):
     for pid, rs in lost.items():
         if pid not in killed:
             problems.append(f"pid {pid} was not killed but lost {len(rs)} reads")
-    windows = [(sum(n for _, n, _ in rs), (rs[-1][2] - rs[0][2]) / 1e6) for rs in lost.values()]
+    # (bytes, span in ms, largest pause between two of its reads in ms)
+    windows = [(sum(n for _, n, _ in rs), (rs[-1][2] - rs[0][2]) / 1e6,
+                max((b[2] - a[2] for a, b in zip(rs, rs[1:])), default=0) / 1e6)
+               for rs in lost.values()]
     for p in problems:
         print(p)
     print(f"reads {len(reads)} served {expect} kept {pos} lost_windows {len(windows)} "
-          f"lost_bytes {sum(b for b, _ in windows)} "
-          f"largest_window_bytes {max((b for b, _ in windows), default=0)} "
-          f"largest_window_ms {max((ms for _, ms in windows), default=0):.1f}")
+          f"lost_bytes {sum(w[0] for w in windows)} "
+          f"largest_window_bytes {max((w[0] for w in windows), default=0)} "
+          f"largest_window_ms {max((w[1] for w in windows), default=0):.1f} "
+          f"largest_pause_in_window_ms {max((w[2] for w in windows), default=0):.1f}")
     return 1 if problems else 0
 
 

@@ -44,15 +44,14 @@ report_of "Arena READ access at unmapped address 0x10" > "$out/$wid.2"
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" record -d 0.2 2> "$out/record.err" &
 rpid=$!
-sleep 1.2
+served() { [ "$(cat "$out/$wid.2.off" 2>/dev/null)" = "$(stat -c %s "$out/$wid.2")" ]; }
+for i in $(seq 100); do served && break; sleep 0.1; done
+sleep 0.5	# drained and committed
 t1=$(( $(date +%s) + 1 ))
 sleep 2.2
 { report_of "Timeout detected for may_goto instruction"
   report_of "Timeout detected for may_goto instruction"; } >> "$out/$wid.2"
-for i in $(seq 100); do
-	[ "$(cat "$out/$wid.2.off" 2>/dev/null)" = "$(stat -c %s "$out/$wid.2")" ] && break
-	sleep 0.1
-done
+for i in $(seq 100); do served && break; sleep 0.1; done
 sleep 0.5
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" report --json -p "$wid" > "$out/live.json" 2> /dev/null

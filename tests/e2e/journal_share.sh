@@ -35,12 +35,25 @@ served() {	# DIR: has the shim served both fixtures entirely?
 }
 
 load_writer() {	# a writer with bytes accounted on both streams (so bpfstderr
-		# reads them), its fixtures in a new $d; $id
+		# reads them), and a new $d for its fixtures; $id
 	start_holder H writer || { fail "load writer"; finish; }
 	id=$(prog_id H writer)
 	holder_cmd H "write 1 1 4" > /dev/null
 	holder_cmd H "write 2 1 4" > /dev/null
 	d=$(mktmp)
+}
+
+# The fixtures appear once every follow is running (a follow shows what is
+# committed after it started), as if the program wrote them then.
+serve_when_up() {	# PID...
+	local p i
+	for p in "$@"; do
+		for i in $(seq 100); do
+			ls -l "/proc/$p/fd" 2>/dev/null | grep -q 'journal.db\|bpf_link' && break
+			sleep 0.1
+		done
+	done
+	sleep 1.5	# past their set-up (journal, iterator, cursor)
 	make_fixtures "$d" "$id"
 }
 
@@ -48,11 +61,16 @@ load_writer() {	# a writer with bytes accounted on both streams (so bpfstderr
 load_writer
 follow_bg "$d" 7 "$out/a"; pa=$fpid
 follow_bg "$d" 7 "$out/b"; pb=$fpid
+follow_bg "$d" 7 "$out/o" --stdout; po=$fpid
+serve_when_up "$pa" "$pb" "$po"
 for i in $(seq 300); do served "$d" && break; sleep 0.1; done
-stop_holder H	# both follows end by themselves: their program is gone
+stop_holder H	# the follows end by themselves: their program is gone
 wait "$pa"; ra=$?
 wait "$pb"; rb=$?
-check_eq "journal: both follows end 0 when the program unloads" "$ra $rb" "0 0"
+wait "$po"; ro=$?
+check_eq "journal: the follows end 0 when the program unloads" "$ra $rb $ro" "0 0 0"
+check_eq "journal: follow --stdout shows all of stdout and nothing of stderr, which others read" \
+	"$(jq -r .stream "$out/o" | sort | uniq -c | awk '{ print $2 "=" $1 }')" "stdout=201"
 for f in a b; do
 	res=$(python3 tests/e2e/reconstruct.py "$out/$f" "$id" "$d/$id.1" "$d/$id.2")
 	check_eq "journal: follow $f printed every event exactly once, in order" "$res" ""
@@ -68,6 +86,7 @@ check_eq "journal: the file is 0600" "$(stat -c %a "$BPFSTDERR_JOURNAL")" 600
 load_writer
 follow_bg "$d" 7 "$out/c" --no-journal; pc=$fpid
 follow_bg "$d" 7 "$out/e" --no-journal; pe=$fpid
+serve_when_up "$pc" "$pe"
 for i in $(seq 300); do served "$d" && break; sleep 0.1; done
 stop_holder H
 wait "$pc"; wait "$pe"
