@@ -51,8 +51,8 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
-		  "p.unloaded_ns IS NOT NULL, p.read_out, p.read_err, p.first_ns"
-#define PROG_NCOLS 11
+		  "p.read_out, p.read_err, p.first_ns"
+#define PROG_NCOLS 10
 
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
@@ -433,10 +433,9 @@ static void read_prog(sqlite3_stmt *st, int c, struct jprog *p)
 		 (const char *)sqlite3_column_blob(st, c + 5) ?: "");
 	snprintf(p->kname, sizeof(p->kname), "%.*s", sqlite3_column_bytes(st, c + 6),
 		 (const char *)sqlite3_column_blob(st, c + 6) ?: "");
-	p->unloaded = sqlite3_column_int(st, c + 7);
-	p->read_bytes[0] = sqlite3_column_int64(st, c + 8);
-	p->read_bytes[1] = sqlite3_column_int64(st, c + 9);
-	p->first_ns = sqlite3_column_int64(st, c + 10);
+	p->read_bytes[0] = sqlite3_column_int64(st, c + 7);
+	p->read_bytes[1] = sqlite3_column_int64(st, c + 8);
+	p->first_ns = sqlite3_column_int64(st, c + 9);
 }
 
 static void bind_ident(sqlite3_stmt *st, const struct jprog *p)
@@ -697,35 +696,32 @@ int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx)
 
 /* ---- retention -------------------------------------------------------------------- */
 
+static int meta_set(struct journal *j, const char *key, long long value)
+{
+	sqlite3_stmt *st = stmt(j, S_META_SET);
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, value);
+	return done(j, st);
+}
+
 int journal__set_retention(struct journal *j, const struct retention *r)
 {
-	sqlite3_stmt *st;
-	int err;
+	int err = meta_set(j, "max_age", r->max_age) ?: meta_set(j, "max_size", r->max_size);
 
-	st = stmt(j, S_META_SET);
-	sqlite3_bind_text(st, 1, "max_age", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, r->max_age);
-	err = done(j, st);
-	st = stmt(j, S_META_SET);
-	sqlite3_bind_text(st, 1, "max_size", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, r->max_size);
-	err = err ?: done(j, st);
 	if (!err)
 		j->ret = *r;
 	return err;
 }
 
-void journal__retention(struct journal *j, struct retention *r)
-{
-	*r = j->ret;
-}
-
-long long journal__used_bytes(struct journal *j)
+/* Bytes in the pages in use. */
+static long long used_bytes(struct journal *j)
 {
 	return single_int(j, "SELECT (page_count - freelist_count) * page_size "
 			     "FROM pragma_page_count, pragma_freelist_count, pragma_page_size");
 }
 
+/* Bytes the file has once checkpointed. */
 static long long file_bytes(struct journal *j)
 {
 	return single_int(j, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
@@ -748,7 +744,7 @@ static int prune_size(struct journal *j)
 
 	if (!size_prune_due(j))
 		return 0;
-	while (!err && journal__used_bytes(j) > limit / 4 * 3) {
+	while (!err && used_bytes(j) > limit / 4 * 3) {
 		cnt = single_int(j, "SELECT count(*) FROM events");
 		if (cnt <= 0)
 			break;
@@ -842,7 +838,7 @@ static void inspect_counts(struct journal *j, struct journal_info *info)
 	info->unloaded = single_int(j, "SELECT count(*) FROM progs WHERE unloaded_ns IS NOT NULL");
 	info->oldest_ns = single_int(j, "SELECT coalesce(min(ts), 0) FROM events");
 	info->newest_ns = single_int(j, "SELECT coalesce(max(ts), 0) FROM events");
-	info->used_bytes = journal__used_bytes(j);
+	info->used_bytes = used_bytes(j);
 	info->file_bytes = file_bytes(j);
 	info->wal_bytes = wal_size(j->path);
 	if (prepare_all(j))

@@ -43,7 +43,6 @@ struct jprog {
 	char tag[17];
 	char name[256];		/* full name (BTF), else the kernel's */
 	char kname[16];		/* the kernel's, cut at 15 bytes */
-	bool unloaded;
 	unsigned long long read_bytes[2];	/* by every drainer */
 	long long first_ns;		/* when the journal first had it */
 };
@@ -127,14 +126,11 @@ int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx);
 
 /* Stored in the journal, so every writer applies the recorder's limits. */
 int journal__set_retention(struct journal *j, const struct retention *r);
-void journal__retention(struct journal *j, struct retention *r);
 /* Removes events past the limits, then the unloaded programs left without
  * any; a transaction of its own only when a limit is (nearly) reached or
  * the age check is due (every 10 s). Commits do this too.
  */
 int journal__prune(struct journal *j);
-/* Bytes the database uses (pages in use), and its file's size. */
-long long journal__used_bytes(struct journal *j);
 
 /* ---- inspecting (doctor): read-only, never creates ------------------------- */
 

@@ -369,7 +369,8 @@ static int flush_tail(const struct jprog *jp, int stream, long long since, void 
 	return err;
 }
 
-static int count_due_tail(const struct jprog *jp, int stream, long long since, void *ctx)
+/* For journal_work(): non-zero stops the listing at the first one. */
+static int stops_at_due_tail(const struct jprog *jp, int stream, long long since, void *ctx)
 {
 	struct pipeline *pl = ctx;
 
@@ -377,7 +378,7 @@ static int count_due_tail(const struct jprog *jp, int stream, long long since, v
 	return tail_due(pl, jp, since);
 }
 
-static int count_unloaded(const struct jprog *jp, void *ctx)
+static int stops_at_unloaded(const struct jprog *jp, void *ctx)
 {
 	return unloaded_now(ctx, jp);
 }
@@ -390,8 +391,8 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 	for (i = 0; i < now->cnt; i++)
 		if (streams_to_read(pl, &now->progs[i]) && pl->ops.select(&now->progs[i], pl->ops.ctx))
 			return true;
-	return journal__pending_list(pl->ops.journal, count_due_tail, pl) > 0 ||
-	       journal__live_progs(pl->ops.journal, count_unloaded, pl) > 0;
+	return journal__pending_list(pl->ops.journal, stops_at_due_tail, pl) > 0 ||
+	       journal__live_progs(pl->ops.journal, stops_at_unloaded, pl) > 0;
 }
 
 /* One transaction from before the first destructive read to after the
