@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "group.h"
@@ -37,6 +38,7 @@ struct report {
 	struct grouper *g;
 	bool live;
 	struct journal *journal;	/* live, unless --no-journal */
+	struct timespec oldest, newest;	/* of the events reported */
 	struct prog_list after;		/* live: right after the drain */
 	struct gprog *input_prog;
 	struct symbolizer *sym;
@@ -124,6 +126,10 @@ static int add_event(struct report *r, struct gprog *gp, const struct event *ev,
 {
 	if (!gp)
 		return -ENOMEM;
+	if (!r->oldest.tv_sec || ts->tv_sec < r->oldest.tv_sec)
+		r->oldest = *ts;
+	if (ts->tv_sec >= r->newest.tv_sec)
+		r->newest = *ts;
 	if (ev->kind == EV_FAULT)
 		return grouper__add_fault(r->g, gp, ev, ts);
 	grouper__add_message(gp, ev);
@@ -516,6 +522,17 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 	return t;
 }
 
+static struct json_object *window_json(long long ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	char buf[40];
+
+	if (!ns)
+		return NULL;
+	format_time(&ts, buf, sizeof(buf), true);
+	return json_object_new_string(buf);
+}
+
 static int print_json(const struct report *r, struct gprog **progs, size_t n)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *sum;
@@ -526,8 +543,11 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 	json_object_object_add(o, "schema_version", json_object_new_int(REPORT_SCHEMA_VERSION));
 	json_object_object_add(o, "source", json_object_new_string(!r->live ? "input" :
 								    r->journal ? "journal" : "live"));
-	if (r->journal)
+	if (r->journal) {
 		json_add_bytes(o, "journal", journal__path(r->journal), strlen(journal__path(r->journal)));
+		json_object_object_add(o, "since", window_json(env.since_ns));
+		json_object_object_add(o, "until", window_json(env.until_ns));
+	}
 	sum = json_object_new_object();
 	json_object_object_add(sum, "programs", json_object_new_int64(n));
 	json_object_object_add(sum, "faults", json_object_new_int64(t.faults));
@@ -627,6 +647,29 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 		print_group_plain(r, &gp->groups[i]);
 }
 
+static void local_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+
+	localtime_r(&ts->tv_sec, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* What the journal's part of the report covers. */
+static void print_span(const struct report *r)
+{
+	char from[32], to[32];
+
+	if (!r->journal || !r->oldest.tv_sec)
+		return;
+	local_time(&r->oldest, from, sizeof(from));
+	local_time(&r->newest, to, sizeof(to));
+	printf("events drained %s to %s%s, from the journal ", from, to,
+	       env.since_ns || env.until_ns ? " (--since/--until)" : "");
+	put(journal__path(r->journal));
+	printf("\n");
+}
+
 static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 {
 	struct totals t = totals_of(r, progs, n);
@@ -638,6 +681,7 @@ static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 	if (t.lossy)
 		printf("; %d losing reports (%llu bytes accounted, never readable)", t.lossy, t.lost_bytes);
 	printf("\n");
+	print_span(r);
 	for (i = 0; i < n; i++)
 		print_prog_plain(r, progs[i]);
 }

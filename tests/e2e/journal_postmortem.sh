@@ -78,12 +78,17 @@ check_eq "report -p of an unloaded program in the journal" \
 	"$("$BPFSTDERR" report --json -p "$wid" 2>/dev/null | jq -r '.programs | map(.id) | join(" ")')" "$wid"
 "$BPFSTDERR" report > "$out/r.txt" 2>/dev/null
 check "report text: marked (unloaded)" grep -q "^program $wid writer tag [0-9a-f]* .*(unloaded)$" "$out/r.txt"
+check "report text: says what span of the journal it covers" \
+	grep -qx "events drained [0-9-]* [0-9:]* to [0-9-]* [0-9:]*, from the journal $BPFSTDERR_JOURNAL" "$out/r.txt"
 
 # --since/--until, by drain time: the arena report was drained before t1,
 # the two may_goto timeouts after.
 kinds() { jq -r "[.programs[] | select(.id == $wid) | .faults | to_entries[] | \"\(.key)=\(.value)\"] | join(\" \")"; }
 check_eq "--since @t1: only what was drained after" \
 	"$("$BPFSTDERR" report --json --since "@$t1" 2>/dev/null | kinds)" "may_goto_timeout=2"
+check_eq "report --json: the window, in UTC" \
+	"$("$BPFSTDERR" report --json --since "@$t1" 2>/dev/null | jq -r '"\(.since) \(.until)"')" \
+	"$(date -u -d "@$t1" +%Y-%m-%dT%H:%M:%S.000000Z) null"
 check_eq "--until @t1: only what was drained before" \
 	"$("$BPFSTDERR" report --json --until "@$t1" 2>/dev/null | kinds)" "arena_read=1"
 check_eq "--since as an age (1h): all of it" \
