@@ -101,4 +101,7 @@ unit=$d/inst/usr/lib/systemd/system/bpfstderr-record.service
 check_eq "make install: the record unit runs the installed binary" \
 	"$(grep '^ExecStart=' "$unit" 2>/dev/null | cut -d' ' -f1-2)" "ExecStart=/usr/sbin/bpfstderr record"
 check "make install: that binary has record" "$d/inst/usr/sbin/bpfstderr" record --help
+sed "s|/usr/sbin/bpfstderr|$d/inst/usr/sbin/bpfstderr|" "$unit" > "$d/bpfstderr-record.service"
+check_eq "the unit passes systemd-analyze verify" \
+	"$(systemd-analyze verify --man=no "$d/bpfstderr-record.service" 2>&1)" ""
 finish
