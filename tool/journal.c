@@ -57,7 +57,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_CNT,
+	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_CNT,
 };
 
 static const char *const stmt_sql[S_CNT] = {
@@ -84,6 +84,7 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_LAST] = "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
 	[S_SITES] = "SELECT tag, off, func, file, line, col, src FROM sites WHERE prog = ?1",
 	[S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+	[S_SINCE] = "SELECT min(seq) FROM events WHERE ts >= ?1",
 	[S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) "
 		       "ON CONFLICT (key) DO UPDATE SET value = ?2",
 };
@@ -659,6 +660,18 @@ long long journal__last_seq(struct journal *j)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 	return v;
+}
+
+long long journal__cursor_at(struct journal *j, long long since_ns)
+{
+	sqlite3_stmt *st = stmt(j, S_SINCE);
+	long long v = -1;
+
+	sqlite3_bind_int64(st, 1, since_ns);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0) - 1;
+	sqlite3_reset(st);
+	return v >= 0 ? v : journal__last_seq(j);
 }
 
 static const char *column_str(sqlite3_stmt *st, int c, char *buf, size_t len)

@@ -117,6 +117,10 @@ typedef int (*jevent_fn)(const struct jevent *e, void *ctx);
 /* Events in seq order; r->after advances past each one read. */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx);
 long long journal__last_seq(struct journal *j);
+/* A cursor before the first event drained at or after since_ns (by the
+ * time index): every such event has a higher seq.
+ */
+long long journal__cursor_at(struct journal *j, long long since_ns);
 /* Every recorded BPF frame location of one program. */
 typedef int (*jsite_fn)(const char *tag, unsigned long long off, const struct sym_loc *loc,
 			void *ctx);

@@ -132,6 +132,8 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 	pl->cursor.until_ns = ops->until_ns;
 	if (ops->journal && !ops->history)
 		pl->cursor.after = journal__last_seq(ops->journal);
+	else if (ops->journal && ops->since_ns)
+		pl->cursor.after = journal__cursor_at(ops->journal, ops->since_ns);
 	*out = pl;
 	return 0;
 }

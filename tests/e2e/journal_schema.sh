@@ -23,6 +23,13 @@ check_eq "its tables" "$(pyq "$db" "select group_concat(name, ' ') from (select 
 "$BPFSTDERR" report --journal "$db" > /dev/null 2>&1
 check_eq "opened again: still version 1" "$(pyq "$db" 'pragma user_version')" 1
 
+(umask 022; exec "$BPFSTDERR" follow --all --journal "$d/live.db" > /dev/null 2>&1) &
+fpid=$!
+for i in $(seq 100); do [ -e "$d/live.db-wal" ] && [ -e "$d/live.db-shm" ] && break; sleep 0.1; done
+check_eq "while in use, its -wal and -shm files are 0600 too (umask 022)" \
+	"$(stat -c %a "$d/live.db-wal" "$d/live.db-shm" 2>&1 | paste -sd' ')" "600 600"
+kill -INT "$fpid"; wait "$fpid"
+
 : > "$d/empty.db"
 "$BPFSTDERR" report --journal "$d/empty.db" > /dev/null 2>&1
 check_eq "an empty file (version 0) is brought to version 1" "$(pyq "$d/empty.db" 'pragma user_version')" 1
