@@ -32,7 +32,7 @@ static long long ns_of(const struct timespec *ts)
 	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-static struct jprog ident_of(const struct prog *p)
+struct jprog jprog_of(const struct prog *p)
 {
 	struct jprog j = { .id = p->id, .type = p->type, .load_time_ns = p->load_time_ns };
 
@@ -300,7 +300,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		if (!t && !pl->ops.select(p, pl->ops.ctx))
 			continue;
 		if (!t) {
-			ident = ident_of(p);
+			ident = jprog_of(p);
 			t = tracked_new(pl, &ident);
 		}
 		if (!t)

@@ -55,6 +55,9 @@ struct pipeline_ops {
 
 struct pipeline;
 
+/* A loaded program's identity and names, as the journal keeps them. */
+struct jprog jprog_of(const struct prog *p);
+
 int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipeline_ops *ops);
 /* One cycle over a fresh snapshot: programs that went away are flushed and
  * forgotten, then every selected program with bytes accounted is drained.

@@ -72,22 +72,7 @@ static void set_owner(struct row *r, const struct prog *p)
 		snprintf(r->owner, sizeof(r->owner), "%s(%d)", comm, p->owners[0].pid);
 }
 
-static struct row *row_new(const struct prog *p)
-{
-	struct row *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->id = p->id;
-	r->load_time_ns = p->load_time_ns;
-	memcpy(r->tag, p->tag, sizeof(r->tag));
-	snprintf(r->name, sizeof(r->name), "%s", p->full_name);
-	r->type = p->type;
-	return r;
-}
-
-/* A program the journal has events of, unloaded before this top saw it. */
-static struct row *row_from_journal(const struct jprog *jp)
+static struct row *row_new(const struct jprog *jp)
 {
 	struct row *r = calloc(1, sizeof(*r));
 
@@ -98,6 +83,16 @@ static struct row *row_from_journal(const struct jprog *jp)
 	memcpy(r->tag, jp->tag, sizeof(r->tag));
 	snprintf(r->name, sizeof(r->name), "%s", jp->name);
 	r->type = jp->type;
+	return r;
+}
+
+/* A program the journal has events of, unloaded before this top saw it. */
+static struct row *row_from_journal(const struct jprog *jp)
+{
+	struct row *r = row_new(jp);
+
+	if (!r)
+		return NULL;
 	r->unloaded = true;
 	clock_gettime(CLOCK_REALTIME, &r->gone_at);
 	memcpy(r->bytes_read, jp->read_bytes, sizeof(r->bytes_read));
@@ -171,7 +166,9 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 		if (r && r->id == p->id) {
 			i++;
 		} else {
-			r = row_new(p);
+			struct jprog jp = jprog_of(p);
+
+			r = row_new(&jp);
 			if (!r) {
 				j++;
 				continue;
