@@ -298,6 +298,7 @@ static void add_int(struct json_object *o, const char *key, long long v)
 static struct json_object *journal_json(const struct doctor *d)
 {
 	const struct journal_info *j = &d->journal;
+	const char *why = j->error[0] ? j->error : strerror(-j->err);
 	struct json_object *o;
 
 	if (!d->journal_path)
@@ -305,8 +306,10 @@ static struct json_object *journal_json(const struct doctor *d)
 	o = json_object_new_object();
 	json_add_bytes(o, "path", d->journal_path, strlen(d->journal_path));
 	add_bool(o, "exists", j->exists);
-	json_object_object_add(o, "error", !j->err ? NULL :
-			       json_object_new_string(j->error[0] ? j->error : strerror(-j->err)));
+	if (j->err)	/* it names the path, which may be any bytes */
+		json_add_bytes(o, "error", why, strlen(why));
+	else
+		json_object_object_add(o, "error", NULL);
 	if (!j->exists || j->err)
 		return o;
 	add_int(o, "schema_version", j->version);
@@ -358,11 +361,10 @@ static int print_json(const struct doctor *d)
 
 int do_doctor(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = children,
+		.children = journal_children,
 		.doc =
 		"Report what this kernel and host support for BPF streams, and the state of "
 		"the journal (read only: doctor never creates it).\v"

@@ -334,11 +334,10 @@ static int run(struct progs *progs, struct pipeline *pl)
 
 int do_follow(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = children,
+		.children = journal_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
 		       "Fault reports are shown parsed. Events come through the journal, so every "
 		       "bpfstderr running shows every event. Ends on SIGINT/SIGTERM (after a last drain) "

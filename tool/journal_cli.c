@@ -48,7 +48,9 @@ static error_t parse_journal_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-const struct argp journal_argp = { .options = journal_opts, .parser = parse_journal_arg };
+static const struct argp journal_argp = { .options = journal_opts, .parser = parse_journal_arg };
+
+const struct argp_child journal_children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 
 static int open_error(struct journal *j, int err)
 {

@@ -10,7 +10,8 @@
 
 #include "journal.h"
 
-extern const struct argp journal_argp;
+/* For a command's argp: .children = journal_children. */
+extern const struct argp_child journal_children[];
 
 /* The journal the user chose, or NULL under --no-journal. */
 const char *journal_cli__path(void);

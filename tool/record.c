@@ -111,11 +111,10 @@ static int run(struct progs *progs, struct pipeline *pl, struct journal *j)
 
 int do_record(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = children,
+		.children = journal_children,
 		.doc = "Drain every loaded program into the journal at an interval, in the "
 		       "foreground, with retention by age and size. Quiet unless something fails; "
 		       "SIGTERM or SIGINT: a last drain, then exit 0.\v"

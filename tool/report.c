@@ -688,11 +688,10 @@ static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 
 int do_report(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = children,
+		.children = journal_children,
 		.args_doc = "[FILE...]",
 		.doc = "Drain every program's streams into the journal, then group the faults "
 		       "the journal holds (all it keeps, or --since/--until) and print them; "

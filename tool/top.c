@@ -305,11 +305,10 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 
 int do_top(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &journal_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = children,
+		.children = journal_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
 		       "journal stay, marked. Interactive unless -b.\v"

@@ -89,6 +89,12 @@ check_eq "doctor --json: the journal's error" \
 	"$("$BPFSTDERR" doctor --json --journal "$d/newer.db" | jq -r '.journal.error')" \
 	"$d/newer.db has journal schema version 99; this bpfstderr knows up to 1: use a newer bpfstderr, or another --journal"
 
+bad=$(printf '%s/bad\xff\x1bname.db' "$d"); cp "$d/garbage.db" "$bad"
+check_eq "doctor --json: a path of any bytes keeps the JSON valid (Python's json) and exact" \
+	"$("$BPFSTDERR" doctor --json --journal "$bad" | python3 -c 'import base64, json, sys
+j = json.load(sys.stdin)["journal"]
+print(base64.b64decode(j["error_base64"]).startswith(sys.argv[1].encode("utf-8", "surrogateescape")))' "$bad")" True
+
 # Carrying on without a journal is the user's choice, said once.
 BPFSTDERR_JOURNAL=$d/garbage.db "$BPFSTDERR" report --no-journal > /dev/null 2> "$d/nj.err"; rc=$?
 check "--no-journal carries on past a corrupt journal (exit $rc)" test "$rc" -le 1
