@@ -106,8 +106,12 @@ $(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) $(TEST_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-# Test only: serves fixture bytes for BPF_PROG_STREAM_READ_BY_FD.
+# Test only: stream_shim serves fixture bytes for BPF_PROG_STREAM_READ_BY_FD,
+# refuse_shim makes chosen bpf() calls fail with EPERM.
+SHIMS      := $(BUILD)/tests/libstreamshim.so $(BUILD)/tests/librefuseshim.so
 $(BUILD)/tests/libstreamshim.so: tests/shim/stream_shim.c
+$(BUILD)/tests/librefuseshim.so: tests/shim/refuse_shim.c
+$(SHIMS):
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -fPIC -shared $< -ldl -o $@
 
@@ -134,7 +138,7 @@ fuzz: $(BUILD)/fuzz/fuzz_parse
 	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
 		-timeout=10 $(BUILD)/fuzz/corpus
 
-tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(BUILD)/tests/libstreamshim.so
+tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS)
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir).
 check: deps

@@ -7,6 +7,7 @@ BPFSTDERR=${BPFSTDERR:-build/bpfstderr}
 HELPERS=${HELPERS:-build/tests}
 PASSED=0
 FAILED=0
+SKIPPED=0
 HOLDER_PIDS=()
 # Every temporary file of the test lives under TEST_ROOT, removed on exit
 # (mktmp runs in command substitutions: it cannot record what it made).
@@ -16,6 +17,33 @@ export BPFSTDERR_JOURNAL=$TEST_ROOT/journal.db
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "skip - $1: $2"; }
+
+# host_refuses SOURCE: true when the independent probe (probe_host.py, raw
+# bpf(2) calls) finds that this host refuses SOURCE (arena, may_goto); the
+# reason is then in $REFUSAL, for skip.
+host_refuses() {
+	local r rc
+	r=$(python3 tests/e2e/probe_host.py "$1"); rc=$?
+	[ "$rc" -eq 1 ] || return 1
+	REFUSAL="this host refuses $1: $r (tests/e2e/probe_host.py)"
+	return 0
+}
+
+# check_refusals VAR: every demo source the holder VAR could not load must
+# be one the independent probe finds refused (a skip); anything else is a
+# failure. Prints nothing when every source loaded.
+check_refusals() {
+	local refused=${1}_REFUSED src err step
+	while read -r src err step; do
+		[ -n "$src" ] || continue
+		if host_refuses "$src"; then
+			skip "demo source $src" "$REFUSAL"
+		else
+			fail "demo source $src loads" "holdprog: errno $err $step, yet probe_host.py does not refuse it"
+		fi
+	done <<<"${!refused}"
+}
 
 check() {	# check DESC CMD...: passes when CMD succeeds
 	local desc=$1; shift
@@ -31,10 +59,11 @@ mktmp() {
 }
 
 # start_holder VAR ARGS...: run holdprog ARGS as a coprocess; VAR_PID,
-# VAR_IN, VAR_OUT are set and "prog ID NAME" lines land in VAR_PROGS.
+# VAR_IN, VAR_OUT are set, "prog ID NAME" lines land in VAR_PROGS and
+# "SOURCE ERRNO STEP" of each demo source the host refused in VAR_REFUSED.
 # Programs are unloaded when the holder exits; cleanup kills it.
 start_holder() {
-	local var=$1 line progs="" in out pid; shift
+	local var=$1 line progs="" refused="" in out pid; shift
 	coproc HOLD { exec "$HELPERS/holdprog" "$@" 2>&1; }
 	pid=$HOLD_PID; out=${HOLD[0]}; in=${HOLD[1]}
 	exec {out}<&"${HOLD[0]}" {in}>&"${HOLD[1]}"
@@ -42,6 +71,7 @@ start_holder() {
 	while IFS= read -r -t 10 -u "$out" line; do
 		case $line in
 		prog\ *) progs+="${line#prog }"$'\n' ;;
+		refused\ *) refused+="${line#refused }"$'\n' ;;
 		idle\ *) ;;
 		ready) break ;;
 		*) echo "holdprog: $line" >&2; return 1 ;;
@@ -51,6 +81,7 @@ start_holder() {
 	printf -v "${var}_IN" %s "$in"
 	printf -v "${var}_OUT" %s "$out"
 	printf -v "${var}_PROGS" %s "$progs"
+	printf -v "${var}_REFUSED" %s "$refused"
 }
 
 # holder_cmd VAR CMD: send one command, print the one-line answer.
@@ -82,7 +113,7 @@ cleanup() {
 trap cleanup EXIT
 
 finish() {
-	echo "$PASSED passed, $FAILED failed"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" -eq 0 ]
 	exit
 }

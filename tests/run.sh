@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Run the whole suite once per build directory given (the plain build, then
-# the ASan+UBSan one), and close with one "N passed, N failed" line.
+# the ASan+UBSan one), and close with one "N passed, N failed, N skipped"
+# line, after every skipped check with its reason.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -9,24 +10,31 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 total_pass=0
 total_fail=0
+total_skip=0
+skips=""
 
 run_one() {	# run_one LABEL CMD...
-	local label=$1 out last p f; shift
+	local label=$1 out last p f k=0 f_skip; shift
 	out=$(timeout 600 "$@" 2>&1)
-	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$out" | tail -n 1)
 	if [ -z "$last" ]; then
 		p=0; f=1
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
 		echo "not ok - $label: no summary (crashed or timed out)"
 	else
-		p=${last%% *}; f=$(awk '{print $3}' <<<"$last")
+		p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")
+		if [ "$k" -gt 0 ]; then
+			skips+=$(grep -E '^skip - ' <<<"$out" | sed "s|^skip - |    $label: |")$'\n'
+		fi
 		grep -E '^(not ok|FAIL)' <<<"$out" | sed 's/^/    /'
 		grep -E -A30 '^(==[0-9]+==|.*runtime error:)' <<<"$out" | head -40 | sed 's/^/    /'
 		if grep -qE '^==[0-9]+==ERROR|runtime error:' <<<"$out"; then f=$((f + 1)); fi
 	fi
-	printf '%-44s %4d passed, %d failed\n' "$label" "$p" "$f"
+	[ "$k" -gt 0 ] && f_skip=", $k skipped" || f_skip=""
+	printf '%-44s %4d passed, %d failed%s\n' "$label" "$p" "$f" "$f_skip"
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + k))
 }
 
 for build in "$@"; do
@@ -43,5 +51,9 @@ if [ -x build/fuzz/fuzz_parse ]; then
 	echo "== parser fuzzing"
 	run_one "fuzz/fuzz_parse" tests/fuzz/run.sh build/fuzz/fuzz_parse "${FUZZ_SECONDS:-30}"
 fi
-echo "$total_pass passed, $total_fail failed"
+if [ -n "$skips" ]; then
+	echo "== skipped, with the reasons"
+	printf '%s' "$skips"
+fi
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

@@ -42,7 +42,8 @@ static void usage(FILE *f)
 		   "  0  success (report: no faults, nothing lost)\n"
 		   "  1  report: faults found, or bytes lost from a program's stderr\n"
 		   "  2  unknown command or option, bad argument\n"
-		   "  3  a needed capability is missing (CAP_SYS_ADMIN)\n"
+		   "  3  permission: a needed capability is missing (CAP_SYS_ADMIN), or the\n"
+		   "     kernel refused a BPF call although it is held (the message says which)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
 		   "  5  any other error, among them a journal refused or not writable\n"
 		   "  6  a program given on the command line does not exist\n",

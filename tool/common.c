@@ -24,10 +24,16 @@ void p_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* A refusal is EXIT_NOPERM whether a capability is missing or the kernel
+ * refused although it is held; the message says which.
+ */
 int exit_for_errno(int err, const char *what)
 {
-	if (err == -EPERM || err == -EACCES) {
-		p_err("%s: %s (needs CAP_SYS_ADMIN)", what, strerror(-err));
+	char why[320];
+
+	if (privs__is_refusal(err)) {
+		privs__explain(err, why, sizeof(why));
+		p_err("%s: %s (%s)", what, strerror(-err), why);
 		return EXIT_NOPERM;
 	}
 	p_err("%s: %s", what, strerror(-err));

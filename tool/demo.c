@@ -1,24 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `top --demo`: load the bundled misbehaving programs (bpf/demo.bpf.c) and
- * run each once a second from a thread, so top has faults to show. The
- * may_goto program spins a quarter second per run, which is why this is
- * not done from the screen's loop. Unloaded by demo__stop().
+/* `top --demo`: load each fault source this host allows (faultsrc.c) and
+ * run its programs once a second from a thread, so top has faults to
+ * show. The may_goto program spins a quarter second per run, which is why
+ * this is not done from the screen's loop. Unloaded by demo__stop().
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "demo.skel.h"
-#include "health.h"
-#include "top.h"
-
-#define DEMO_ARENA_USER_ADDR 0x7f0000000000ULL
+#include "demo.h"
+#include "faultsrc.h"
 
 struct demo {
-	struct demo_bpf *skel;
+	struct fault_progs *progs[FAULT_SRC_CNT];	/* NULL: refused */
+	char notice[1024];
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -28,13 +26,11 @@ struct demo {
 
 static void run_all(struct demo *d)
 {
-	struct bpf_program *p;
+	int s;
 
-	bpf_object__for_each_program(p, d->skel->obj) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts);
-
-		bpf_prog_test_run_opts(bpf_program__fd(p), &opts);
-	}
+	for (s = 0; s < FAULT_SRC_CNT; s++)
+		if (d->progs[s])
+			fault_progs__run(d->progs[s]);
 }
 
 static void *demo_thread(void *arg)
@@ -56,6 +52,52 @@ static void *demo_thread(void *arg)
 	return NULL;
 }
 
+/* Short, for one screen line; `bpfstderr doctor` gives the whole cause. */
+static void note_refusal(struct demo *d, enum fault_src s, const struct fault_refusal *why)
+{
+	size_t off = strlen(d->notice);
+
+	snprintf(d->notice + off, sizeof(d->notice) - off, "%s%s (%s: %s)",
+		 off ? ", " : "demo: this host refuses ", fault_src__name(s), why->step,
+		 strerrorname_np(-why->err) ?: strerror(-why->err));
+}
+
+static void end_notice(struct demo *d)
+{
+	size_t off = strlen(d->notice);
+
+	if (off)
+		snprintf(d->notice + off, sizeof(d->notice) - off, "; `bpfstderr doctor` says why");
+}
+
+/* Each source on its own: one refusal must not take the others down. */
+static int load_sources(struct demo *d)
+{
+	struct fault_refusal why, first = {};
+	int s, loaded = 0;
+
+	for (s = 0; s < FAULT_SRC_CNT; s++) {
+		if (fault_progs__load(s, &d->progs[s], &why)) {
+			d->progs[s] = NULL;
+			note_refusal(d, s, &why);
+			if (!first.err)
+				first = why;
+			continue;
+		}
+		loaded++;
+	}
+	end_notice(d);
+	return loaded ? 0 : first.err;
+}
+
+static void unload_sources(struct demo *d)
+{
+	int s;
+
+	for (s = 0; s < FAULT_SRC_CNT; s++)
+		fault_progs__free(d->progs[s]);
+}
+
 int demo__start(struct demo **out)
 {
 	struct demo *d = calloc(1, sizeof(*d));
@@ -65,29 +107,25 @@ int demo__start(struct demo **out)
 		return -ENOMEM;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	d->skel = demo_bpf__open();
-	if (!d->skel) {
-		err = -errno;
-		goto err_free;
-	}
-	d->skel->rodata->printk_kfunc = printk_kfunc_detect();
-	/* libbpf 1.1 does not set arenas up: their user address is ours to pick */
-	bpf_map__set_map_extra(d->skel->maps.arena, DEMO_ARENA_USER_ADDR);
-	err = demo_bpf__load(d->skel);
+	err = load_sources(d);
 	if (err)
-		goto err_destroy;
+		goto err_unload;
 	err = -pthread_create(&d->thread, NULL, demo_thread, d);
 	if (err)
-		goto err_destroy;
+		goto err_unload;
 	d->started = true;
 	*out = d;
 	return 0;
 
-err_destroy:
-	demo_bpf__destroy(d->skel);
-err_free:
+err_unload:
+	unload_sources(d);
 	free(d);
 	return err;
+}
+
+const char *demo__notice(const struct demo *d)
+{
+	return d && d->notice[0] ? d->notice : NULL;
 }
 
 void demo__stop(struct demo *d)
@@ -100,6 +138,6 @@ void demo__stop(struct demo *d)
 	pthread_mutex_unlock(&d->lock);
 	if (d->started)
 		pthread_join(d->thread, NULL);
-	demo_bpf__destroy(d->skel);
+	unload_sources(d);
 	free(d);
 }

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "debuginfo.h"
+#include "faultsrc.h"
 #include "health.h"
 #include "journal_cli.h"
 #include "kbtf.h"
@@ -25,7 +26,10 @@ struct doctor {
 	bool rfc_kfuncs;
 	bool pollable;
 	enum stream_backend backend;
-	bool fault_arena, fault_may_goto, fault_rqspinlock;
+	struct fault_probe {
+		bool reported;		/* the kernel writes a report (BTF) */
+		struct fault_refusal why;	/* why.err 0: this host can produce it */
+	} faults[FAULT_SRC_PRINT];
 	struct stream_health health;
 	bool kallsyms;
 	struct vmlinux_info vmlinux;
@@ -121,6 +125,20 @@ static void judge(struct doctor *d)
 	}
 }
 
+/* What the kernel can report (BTF), then what this host lets a program
+ * do to make it (load the source's programs): neither implies the other.
+ */
+static void probe_faults(struct doctor *d)
+{
+	int s;
+
+	for (s = 0; s < FAULT_SRC_PRINT; s++) {
+		d->faults[s].reported = fault_src__kernel_reports(s);
+		if (d->faults[s].reported)
+			fault_src__probe(s, &d->faults[s].why);
+	}
+}
+
 static void examine(struct doctor *d)
 {
 	uname(&d->uts);
@@ -130,14 +148,13 @@ static void examine(struct doctor *d)
 	/* No kernel has them yet; one would add a stream command beyond the read. */
 	d->pollable = kbtf_enum_count_matching("bpf_cmd", "STREAM") > 1;
 	d->backend = stream_backend_detect();
-	d->fault_arena = kbtf_has_func("bpf_prog_report_arena_violation");
-	d->fault_may_goto = kbtf_has_func("bpf_prog_report_may_goto_violation");
-	d->fault_rqspinlock = kbtf_has_func("bpf_prog_report_rqspinlock_violation");
 	d->cap_sys_admin = have_cap(CAP_SYS_ADMIN_NR);
 	d->cap_bpf = have_cap(CAP_BPF_NR);
 	d->cap_perfmon = have_cap(CAP_PERFMON_NR);
-	if (d->btf && d->cap_sys_admin)
+	if (d->btf && d->cap_sys_admin) {
 		stream_health__probe(&d->health);
+		probe_faults(d);
+	}
 	d->kallsyms = kallsyms_readable();
 	debuginfo__find_vmlinux(env.vmlinux, &d->vmlinux);
 	find_bpffs(d->bpffs, sizeof(d->bpffs));
@@ -145,6 +162,13 @@ static void examine(struct doctor *d)
 	if (d->journal_path)
 		journal__inspect(d->journal_path, &d->journal);
 	judge(d);
+}
+
+static const char *errno_name(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "unknown errno";
 }
 
 static const char *yes_no(bool b)
@@ -214,6 +238,35 @@ static void print_journal_plain(const struct doctor *d)
 		printf("; events kept until the size limit\n");
 }
 
+static const char *fault_state(const struct fault_probe *f, bool probed)
+{
+	if (!f->reported)
+		return "no";
+	if (!probed)
+		return "untested";
+	return f->why.err ? "REFUSED" : "yes";
+}
+
+/* One line of kinds, then one line per kind this host refuses. */
+static void print_faults_plain(const struct doctor *d)
+{
+	bool probed = d->btf && d->cap_sys_admin;
+	const struct fault_refusal *why;
+	int s;
+
+	printf("%-22s", "fault reports");
+	for (s = 0; s < FAULT_SRC_PRINT; s++)
+		printf("%s %s %s", s ? "," : "", fault_src__name(s), fault_state(&d->faults[s], probed));
+	printf("\n");
+	for (s = 0; s < FAULT_SRC_PRINT; s++) {
+		why = &d->faults[s].why;
+		if (!why->err)
+			continue;
+		printf("%-22s %s: %s failed: %s (%s)%s%s\n", "", fault_src__name(s), why->step,
+		       strerror(-why->err), errno_name(-why->err), why->cause[0] ? "; " : "", why->cause);
+	}
+}
+
 static void print_plain(const struct doctor *d)
 {
 	const struct stream_health *h = &d->health;
@@ -224,8 +277,7 @@ static void print_plain(const struct doctor *d)
 	printf("%-22s %s\n", "RFC drain kfuncs", d->rfc_kfuncs ? "yes" : "not available");
 	printf("%-22s %s\n", "poll-able stream fds", yes_no(d->pollable));
 	printf("%-22s %s\n", "stream backend", stream_backend_name(d->backend));
-	printf("%-22s arena %s, may_goto %s, res_spin_lock %s\n", "fault reports",
-	       yes_no(d->fault_arena), yes_no(d->fault_may_goto), yes_no(d->fault_rqspinlock));
+	print_faults_plain(d);
 	printf("%-22s %s", "stream writes", stream_health__label(h));
 	if (h->verdict != WRITE_UNTESTED && h->verdict != WRITE_UNSUPPORTED)
 		printf(" (%s returned %d)", printk_kfunc_name(h->printk_kfunc), h->write_ret);
@@ -325,12 +377,33 @@ static struct json_object *journal_json(const struct doctor *d)
 	return o;
 }
 
+static struct json_object *str_or_null(const char *s)
+{
+	return s && s[0] ? json_object_new_string(s) : NULL;
+}
+
+/* available: the kernel reports this kind and this host can produce it */
+static struct json_object *fault_src_json(const struct doctor *d, enum fault_src s)
+{
+	const struct fault_probe *f = &d->faults[s];
+	bool probed = d->btf && d->cap_sys_admin;
+	struct json_object *o = json_object_new_object();
+
+	add_bool(o, "kernel_reports", f->reported);
+	json_object_object_add(o, "available", f->reported && probed ?
+			       json_object_new_boolean(!f->why.err) : NULL);
+	json_object_object_add(o, "errno", str_or_null(f->why.err ? errno_name(-f->why.err) : NULL));
+	json_object_object_add(o, "refused", str_or_null(f->why.err ? f->why.step : NULL));
+	json_object_object_add(o, "cause", str_or_null(f->why.cause));
+	return o;
+}
+
 static int print_json(const struct doctor *d)
 {
 	struct json_object *o = json_object_new_object(), *faults, *privs;
-	int err;
+	int err, s;
 
-	json_object_object_add(o, "schema_version", json_object_new_int(1));
+	json_object_object_add(o, "schema_version", json_object_new_int(2));
 	json_object_object_add(o, "kernel", json_object_new_string(d->uts.release));
 	add_bool(o, "btf", d->btf);
 	add_bool(o, "stream_read_command", d->read_cmd);
@@ -338,9 +411,8 @@ static int print_json(const struct doctor *d)
 	add_bool(o, "pollable_stream_fds", d->pollable);
 	json_object_object_add(o, "backend", json_object_new_string(stream_backend_name(d->backend)));
 	faults = json_object_new_object();
-	add_bool(faults, "arena", d->fault_arena);
-	add_bool(faults, "may_goto", d->fault_may_goto);
-	add_bool(faults, "res_spin_lock", d->fault_rqspinlock);
+	for (s = 0; s < FAULT_SRC_PRINT; s++)
+		json_object_object_add(faults, fault_src__name(s), fault_src_json(d, s));
 	json_object_object_add(o, "fault_reports", faults);
 	json_object_object_add(o, "stream_writes", health_json(&d->health));
 	add_bool(o, "kallsyms_readable", d->kallsyms);
@@ -367,7 +439,10 @@ int do_doctor(int argc, char **argv)
 		.children = journal_children,
 		.doc =
 		"Report what this kernel and host support for BPF streams, and the state of "
-		"the journal (read only: doctor never creates it).\v"
+		"the journal (read only: doctor never creates it). Stream writes and fault "
+		"kinds are probed by loading programs, not inferred: a kind is REFUSED when "
+		"this host refuses what it needs (an arena map, say), with the errno and the "
+		"likely cause.\v"
 		"Exit status: 0 bpfstderr can work here, 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",
 	};

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "demo.h"
 #include "journal_cli.h"
 #include "main.h"
 #include "output.h"
@@ -37,7 +38,7 @@ static const struct argp_option opts[] = {
 	{ "batch", 'b', NULL, 0, "Batch mode: print snapshots, no screen", 0 },
 	{ "iterations", 'n', "N", 0, "Batch mode: N snapshots, then exit", 0 },
 	{ "json", 'j', NULL, 0, "Batch mode: one JSON object per snapshot (NDJSON)", 0 },
-	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs, trigger them every second", 0 },
+	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs this host allows, trigger them every second", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
 	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
@@ -354,6 +355,9 @@ int do_top(int argc, char **argv)
 		err = pipeline__new(&c.pl, drainer, &ops);
 	if (!err && env.demo)
 		err = demo__start(&demo);
+	m.demo_refused = demo__notice(demo);
+	if (m.demo_refused && env.batch)
+		p_err("%s", m.demo_refused);
 	if (err) {
 		rc = exit_for_errno(err, env.demo && c.pl ? "cannot load the demo programs" :
 							    "cannot set up top");

@@ -64,6 +64,7 @@ struct top_model {
 	struct symbolizer *sym;
 	struct stream_health health;
 	bool demo;
+	const char *demo_refused;	/* sources the host refused, or NULL */
 	double interval;		/* seconds */
 	unsigned long long fault_total, msg_total;
 	int losing;			/* programs whose stderr lost bytes */
@@ -103,9 +104,5 @@ struct top_opts {
 int tui_run(struct top_model *m, const struct top_opts *o,
 	    int (*tick)(struct top_model *m, void *ctx), void *ctx);
 
-/* demo.c: the bundled misbehaving programs, triggered every second. */
-struct demo;
-int demo__start(struct demo **out);
-void demo__stop(struct demo *d);
 
 #endif

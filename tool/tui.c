@@ -290,12 +290,14 @@ static int draw_banner(struct tui *t)
 		return 0;
 	style_on(t, PAIR_WARN, 0);
 	put_clipped(2, 0, t->m->health.verdict == WRITE_WORKS ?
-		    "demo: demo_* programs fault once a second (arena, may_goto, deadlock) and print" :
+		    "demo: demo_* programs fault once a second and print" :
 		    "demo: demo_* programs fault once a second; their reports are dropped here, so "
 		    "their streams stay empty and SATURATION shows the bytes each dropped report leaked",
 		    COLS);
+	if (t->m->demo_refused)
+		put_clipped(3, 0, t->m->demo_refused, COLS);
 	style_off(t, PAIR_WARN, 0);
-	return 1;
+	return t->m->demo_refused ? 2 : 1;
 }
 
 static void draw_footer(struct tui *t)

@@ -21,11 +21,11 @@ stop_holder H
 
 bpftool btf dump file /sys/kernel/btf/vmlinux > "$out/btf.txt"
 has() { grep -q "$1" "$out/btf.txt" && echo true || echo false; }
-check_eq "arena fault reports" "$(jq .fault_reports.arena "$out/d.json")" \
+check_eq "arena: the kernel reports them" "$(jq .fault_reports.arena.kernel_reports "$out/d.json")" \
 	"$(has "FUNC 'bpf_prog_report_arena_violation'")"
-check_eq "may_goto reports" "$(jq .fault_reports.may_goto "$out/d.json")" \
+check_eq "may_goto: the kernel reports them" "$(jq .fault_reports.may_goto.kernel_reports "$out/d.json")" \
 	"$(has "FUNC 'bpf_prog_report_may_goto_violation'")"
-check_eq "res_spin_lock reports" "$(jq .fault_reports.res_spin_lock "$out/d.json")" \
+check_eq "res_spin_lock: the kernel reports them" "$(jq .fault_reports.res_spin_lock.kernel_reports "$out/d.json")" \
 	"$(has "FUNC 'bpf_prog_report_rqspinlock_violation'")"
 check_eq "stream read command" "$(jq .stream_read_command "$out/d.json")" \
 	"$(has "'BPF_PROG_STREAM_READ_BY_FD' val=37")"

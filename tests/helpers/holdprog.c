@@ -4,7 +4,8 @@
  * unloads them), and run the writer on request.
  *
  *   holdprog [writer] [names] [anon] [demo] [subprogs] [idle N]
- * prints "prog ID NAME" per program, then "ready"; reads commands:
+ * prints "prog ID NAME" per program ("refused SOURCE ERRNO STEP" per demo
+ * fault source the host refuses), then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
  *                               LEN < 512: longer %s arguments are cut)
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
@@ -26,7 +27,7 @@
 #include "health.h"
 #include "writer.skel.h"
 #include "names.skel.h"
-#include "demo.skel.h"
+#include "faultsrc.h"
 #include "subprogs.skel.h"
 #include <bpf/btf.h>
 
@@ -34,7 +35,7 @@ static struct writer_bpf *writer;
 static struct names_bpf *names;
 static int anon_fd = -1;
 static int *idle_fds, idle_cnt;
-static struct demo_bpf *demo;
+static struct fault_progs *demo[FAULT_SRC_CNT];
 static struct subprogs_bpf *subprogs;
 
 static void print_prog(int fd)
@@ -106,20 +107,39 @@ static int load_idle(int n)
 	return 0;
 }
 
+/* Every fault source the host allows; "refused SRC ERRNO" for the others,
+ * so that a test can tell a host's refusal from a broken build.
+ */
 static int load_demo(void)
 {
+	struct fault_refusal why;
 	struct bpf_program *p;
+	int s, loaded = 0;
 
-	demo = demo_bpf__open();
-	if (!demo)
-		return -errno;
-	demo->rodata->printk_kfunc = printk_kfunc_detect();
-	bpf_map__set_map_extra(demo->maps.arena, 0x7f0000000000ULL);
-	if (demo_bpf__load(demo))
-		return -errno;
-	bpf_object__for_each_program(p, demo->obj)
-		print_prog(bpf_program__fd(p));
-	return 0;
+	for (s = 0; s < FAULT_SRC_CNT; s++) {
+		if (fault_progs__load(s, &demo[s], &why)) {
+			printf("refused %s %d %s\n", fault_src__name(s), -why.err, why.step);
+			continue;
+		}
+		loaded++;
+		bpf_object__for_each_program(p, fault_progs__obj(demo[s]))
+			if (bpf_program__fd(p) >= 0)
+				print_prog(bpf_program__fd(p));
+	}
+	return loaded ? 0 : -EPERM;
+}
+
+static struct bpf_program *find_demo(const char *name)
+{
+	struct bpf_program *p;
+	int s;
+
+	for (s = 0; s < FAULT_SRC_CNT; s++) {
+		p = demo[s] ? bpf_object__find_program_by_name(fault_progs__obj(demo[s]), name) : NULL;
+		if (p && bpf_program__fd(p) >= 0)
+			return p;
+	}
+	return NULL;
 }
 
 static void do_fault(const char *kind, int count)
@@ -129,7 +149,7 @@ static void do_fault(const char *kind, int count)
 	int i;
 
 	snprintf(name, sizeof(name), "demo_%s", kind);
-	p = demo ? bpf_object__find_program_by_name(demo->obj, name) : NULL;
+	p = find_demo(name);
 	if (!p) {
 		printf("error no program %s\n", name);
 		return;
@@ -258,7 +278,8 @@ int main(int argc, char **argv)
 	}
 	writer_bpf__destroy(writer);
 	names_bpf__destroy(names);
-	demo_bpf__destroy(demo);
+	for (i = 0; i < FAULT_SRC_CNT; i++)
+		fault_progs__free(demo[i]);
 	subprogs_bpf__destroy(subprogs);
 	if (anon_fd >= 0)
 		close(anon_fd);

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/* TEST ONLY. An LD_PRELOAD library that makes the kernel's BPF refusals
+ * happen on a host that does not refuse: the bpf() calls chosen below
+ * fail with EPERM, as an LSM or a missing capability would make them.
+ * Every other syscall goes to the kernel untouched.
+ *
+ *   BPFSTDERR_REFUSE_MAP_TYPE=N   BPF_MAP_CREATE of map type N (33: arena)
+ *   BPFSTDERR_REFUSE_PROG=PREFIX  BPF_PROG_LOAD of programs whose (kernel,
+ *                                 15-character) name starts with PREFIX
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+
+typedef long (*syscall_fn)(long, ...);
+
+static long real(long nr, long a, long b, long c, long d, long e, long f)
+{
+	static syscall_fn fn;
+
+	if (!fn)
+		fn = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+	return fn(nr, a, b, c, d, e, f);
+}
+
+static int refused(int cmd, const union bpf_attr *attr)
+{
+	const char *type = getenv("BPFSTDERR_REFUSE_MAP_TYPE");
+	const char *prog = getenv("BPFSTDERR_REFUSE_PROG");
+
+	if (cmd == BPF_MAP_CREATE && type && attr->map_type == strtoul(type, NULL, 10))
+		return 1;
+	if (cmd == BPF_PROG_LOAD && prog &&
+	    !strncmp(attr->prog_name, prog, strnlen(prog, sizeof(attr->prog_name) - 1)))
+		return 1;
+	return 0;
+}
+
+long syscall(long nr, ...)
+{
+	long a, b, c, d, e, f;
+	va_list ap;
+
+	va_start(ap, nr);
+	a = va_arg(ap, long);
+	b = va_arg(ap, long);
+	c = va_arg(ap, long);
+	d = va_arg(ap, long);
+	e = va_arg(ap, long);
+	f = va_arg(ap, long);
+	va_end(ap);
+	if (nr == __NR_bpf && b && refused(a, (const union bpf_attr *)b)) {
+		errno = EPERM;
+		return -1;
+	}
+	return real(nr, a, b, c, d, e, f);
+}
