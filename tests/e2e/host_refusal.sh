@@ -44,7 +44,8 @@ check "refused arena: doctor text says what was refused and the errno" \
 
 # The holder's demo, as the live tests load it, agrees.
 start_holder_refusing() {
-	LD_PRELOAD=$REFUSE BPFSTDERR_REFUSE_MAP_TYPE=33 start_holder "$@"
+	LD_PRELOAD=$REFUSE BPFSTDERR_REFUSE_MAP_TYPE=33 \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 start_holder "$@"
 }
 start_holder_refusing H demo || { fail "holder loads the other sources"; finish; }
 check_eq "holder: arena refused with EPERM" "$(awk 'NF { print $1, $2 }' <<<"$H_REFUSED")" "arena 1"
