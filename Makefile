@@ -4,7 +4,10 @@
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD      ?= build
-CC         ?= gcc
+# make's own default CC is cc: only a CC given by the user replaces gcc.
+ifeq ($(origin CC),default)
+CC         := gcc
+endif
 CLANG      ?= clang-19
 BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 PKG_CONFIG ?= pkg-config
@@ -20,7 +23,7 @@ TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils pro
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c
 CFLAGS     ?= -O2 -g
-CFLAGS     += -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -DBPFSTDERR_VERSION='"$(VERSION)"' \
+CFLAGS     += -MMD -MP -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -DBPFSTDERR_VERSION='"$(VERSION)"' \
 	      -I$(BUILD) $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lpthread
 
@@ -29,10 +32,18 @@ CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	      -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
+# The fuzzer links the tool's own objects, built by clang for libFuzzer.
+ifeq ($(FUZZ),1)
+CFLAGS     += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=fuzzer,address,undefined
+endif
 
+# Debian's multiarch include directory (asm/types.h), whatever CC is.
+MULTIARCH  := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Wno-unused-function \
 	      -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
-	      -idirafter /usr/include/$(shell $(CC) -dumpmachine)
+	      -idirafter /usr/include/$(MULTIARCH)
 
 TOOL_SRCS  := $(wildcard tool/*.c)
 TOOL_OBJS  := $(patsubst tool/%.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
@@ -46,7 +57,7 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test tests-build bench fuzz install uninstall clean help
+.PHONY: all deps run check test tests-build bench fuzz fuzz-build install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -87,22 +98,24 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(BUILD)/obj/%.o: tool/%.c tool/*.h bpf/*.h $(SKELS)
+# Header dependencies come from the compiler (-MMD); the skeletons only
+# have to exist before the first compile.
+$(BUILD)/obj/%.o: tool/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/bpfstderr: $(TOOL_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/live/%.c $(LIB_OBJS) $(TEST_SKELS) tests/unit/unit.h
+$(BUILD)/tests/%: tests/live/%.c $(LIB_OBJS) | $(TEST_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) $(TEST_SKELS)
+$(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(TEST_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
@@ -121,22 +134,22 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 
 bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-# The parser under libFuzzer (clang-19, ASan+UBSan). FUZZ_SECONDS bounds it.
+# The parser under libFuzzer (clang-19, ASan+UBSan), linked with the same
+# objects as the tool, built in their own directory. FUZZ_SECONDS bounds it.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS  := tests/fuzz/fuzz_parse.c tool/parse.c tool/group.c tool/render.c tool/output.c \
-	      tool/symbolize.c tool/debuginfo.c tool/common.c tool/privs.c tool/stream.c \
-	      tool/kbtf.c
-$(BUILD)/fuzz/fuzz_parse: $(FUZZ_SRCS) tool/*.h $(SKELS)
+FUZZ_BUILD ?= build-fuzz
+$(BUILD)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I$(BUILD) -Itool \
-		$(shell $(PKG_CONFIG) --cflags json-c) $(FUZZ_SRCS) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-fuzz: $(BUILD)/fuzz/fuzz_parse
-	@mkdir -p $(BUILD)/fuzz/corpus
-	cp -n tests/fixtures/*.txt $(BUILD)/fuzz/corpus/ 2>/dev/null || true
-	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
-		-timeout=10 $(BUILD)/fuzz/corpus
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(CLANG) FUZZ=1 $(FUZZ_BUILD)/fuzz/fuzz_parse
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_BUILD)/fuzz/corpus
+	cp -n tests/fixtures/*.txt $(FUZZ_BUILD)/fuzz/corpus/ 2>/dev/null || true
+	$(FUZZ_BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+		-timeout=10 $(FUZZ_BUILD)/fuzz/corpus
 
 tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS)
 
@@ -144,7 +157,7 @@ tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS)
 check: deps
 	$(MAKE) tests-build
 	$(MAKE) tests-build SAN=1 BUILD=build-san
-	$(MAKE) build/fuzz/fuzz_parse
+	$(MAKE) fuzz-build
 	tests/run.sh build build-san
 
 test: tests-build
@@ -172,4 +185,6 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san $(FUZZ_BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

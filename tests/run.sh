@@ -47,9 +47,9 @@ for build in "$@"; do
 		run_one "$build: e2e/$(basename "$t" .sh)" bash "$t"
 	done
 done
-if [ -x build/fuzz/fuzz_parse ]; then
+if [ -x build-fuzz/fuzz/fuzz_parse ]; then
 	echo "== parser fuzzing"
-	run_one "fuzz/fuzz_parse" tests/fuzz/run.sh build/fuzz/fuzz_parse "${FUZZ_SECONDS:-30}"
+	run_one "fuzz/fuzz_parse" tests/fuzz/run.sh build-fuzz/fuzz/fuzz_parse "${FUZZ_SECONDS:-30}"
 fi
 if [ -n "$skips" ]; then
 	echo "== skipped, with the reasons"
