@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Grouping against the rule group.h documents: one group per kind and
+ * place (the stretch of the trace from the innermost to the outermost BPF
+ * frame, BPF frames by source line), whatever the CPU, task, caller or
+ * reporting machinery. The reports are the fixture's, with one field
+ * changed at a time the way the kernel would print it.
+ */
+#include <stdlib.h>
+
+#include "group.h"
+#include "unit.h"
+
+/* The fixture's first report (tests/fixtures/upstream-6.18.txt). */
+static const char arena_read[] =
+	"ERROR: Arena READ access at unmapped address 0xdeadbeef\n"
+	"CPU: 1 UID: 0 PID: 4242 Comm: fault_demo\n"
+	"Call trace:\n"
+	"bpf_stream_stage_dump_stack+0xb0/0x280\n"
+	"bpf_prog_report_arena_violation+0x6a/0x100\n"
+	"ex_handler_bpf+0x4e/0x60\n"
+	"asm_exc_page_fault+0x26/0x30\n"
+	"bpf_prog_8c3f1b1a2d9e7c60_arena_fault+0x4f/0x78\n"
+	"  val = *(volatile u64 __arena *)ptr; @ demo.bpf.c:41\n"
+	"bpf_prog_test_run_syscall+0x10f/0x1f0\n"
+	"__sys_bpf+0xc7d/0x2660\n"
+	"\n";
+
+static const char deadlock[] =
+	"ERROR: AA or ABBA deadlock detected for bpf_res_spin_lock\n"
+	"Attempted lock   = 0xff11000104a875e0\n"
+	"Total held locks = 1\n"
+	"Held lock[ 0] = 0xff11000104a875e0\n"
+	"CPU: 1 UID: 0 PID: 4244 Comm: fault_demo\n"
+	"Call trace:\n"
+	"bpf_stream_stage_dump_stack+0xb0/0x280\n"
+	"bpf_res_spin_lock+0x8c/0xa0\n"
+	"bpf_prog_5f5e5d5c5b5a5958_lock_twice+0x5e/0x90\n"
+	"  if (!bpf_res_spin_lock(&v->lock)) @ demo.bpf.c:70\n"
+	"bpf_prog_test_run_syscall+0x10f/0x1f0\n"
+	"\n";
+
+/* text with the first occurrence of from replaced by to; caller frees */
+static char *edit(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t head, len;
+	char *out;
+
+	if (!at) {
+		fprintf(stderr, "edit: '%s' not in the report\n", from);
+		abort();
+	}
+	head = at - text;
+	len = strlen(text) - strlen(from) + strlen(to);
+	out = malloc(len + 1);
+	memcpy(out, text, head);
+	strcpy(out + head, to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+static struct fgroup *add(struct grouper *g, struct gprog *p, const char *text, long sec)
+{
+	struct timespec ts = { sec, 0 };
+	struct fault f;
+	struct event ev = { .kind = EV_FAULT, .stream = 2, .text = text, .len = strlen(text) };
+	unsigned long long before = p->fault_total;
+	char *sig;
+	int i;
+
+	if (fault__parse(text, strlen(text), true, &f))
+		abort();
+	ev.fault = &f;
+	CHECK(!grouper__add_fault(g, p, &ev, &ts), "add_fault failed");
+	CHECK(p->fault_total == before + 1, "fault_total %llu", p->fault_total);
+	sig = fault_signature(&f);
+	fault__fini(&f);
+	for (i = 0; i < p->group_cnt; i++) {
+		if (!strcmp(p->groups[i].signature, sig)) {
+			free(sig);
+			return &p->groups[i];
+		}
+	}
+	free(sig);
+	return NULL;
+}
+
+/* One place, whatever reports it and however it was reached. */
+static void test_same_place(void)
+{
+	struct grouper *g = grouper__new();
+	struct gprog *p = grouper__prog(g, 7, "8c3f1b1a2d9e7c60", "arena_fault");
+	char *other_task = edit(arena_read, "CPU: 1 UID: 0 PID: 4242 Comm: fault_demo",
+			       "CPU: 0 UID: 0 PID: 999 Comm: other_task");
+	char *machinery = edit(arena_read, "ex_handler_bpf+0x4e/0x60", "ex_handler_bpf+0x52/0x70");
+	char *caller = edit(arena_read, "bpf_prog_test_run_syscall+0x10f/0x1f0",
+			   "bpf_trampoline_6442451234+0x4f/0x1000");
+	char *jit_off = edit(arena_read, "arena_fault+0x4f/0x78", "arena_fault+0x53/0x78");
+	struct fgroup *grp;
+
+	add(g, p, arena_read, 10);
+	add(g, p, other_task, 11);
+	add(g, p, machinery, 12);
+	add(g, p, caller, 13);
+	grp = add(g, p, jit_off, 14);
+	CHECK(p->group_cnt == 1, "%d groups, want 1", p->group_cnt);
+	CHECK(grp && grp->count == 5, "count %llu, want 5", grp ? grp->count : 0);
+	CHECK(grp && grp->kind == FAULT_ARENA_READ, "kind %d", grp ? (int)grp->kind : -1);
+	CHECK(grp && grp->first.tv_sec == 10 && grp->last.tv_sec == 14, "first %ld last %ld",
+	      grp ? grp->first.tv_sec : 0, grp ? grp->last.tv_sec : 0);
+	CHECK(grp && grp->pid_cnt == 2 && grp->cpu_cnt == 2, "pids %d cpus %d",
+	      grp ? grp->pid_cnt : 0, grp ? grp->cpu_cnt : 0);
+	CHECK(grp && grp->example_len == strlen(arena_read) &&
+	      !memcmp(grp->example, arena_read, grp->example_len), "the example is the first report");
+	CHECK(p->faults[FAULT_ARENA_READ] == 5, "%llu arena reads", p->faults[FAULT_ARENA_READ]);
+	free(other_task);
+	free(machinery);
+	free(caller);
+	free(jit_off);
+	grouper__free(g);
+}
+
+/* Another source line, kind, kernel frame between BPF frames, or lock. */
+static void test_other_places(void)
+{
+	struct grouper *g = grouper__new();
+	struct gprog *p = grouper__prog(g, 7, "8c3f1b1a2d9e7c60", "arena_fault");
+	char *line = edit(arena_read, "@ demo.bpf.c:41", "@ demo.bpf.c:42");
+	char *write = edit(arena_read, "Arena READ", "Arena WRITE");
+	char *timeout = edit(deadlock, "AA or ABBA deadlock detected for bpf_res_spin_lock",
+			     "Timeout detected for bpf_res_spin_lock");
+	char *irqsave = edit(deadlock, "deadlock detected for bpf_res_spin_lock\n",
+			     "deadlock detected for bpf_res_spin_lock_irqsave\n");
+	char *no_lines = edit(arena_read, "  val = *(volatile u64 __arena *)ptr; @ demo.bpf.c:41\n", "");
+	char *no_lines_off = edit(no_lines, "arena_fault+0x4f/0x78", "arena_fault+0x53/0x78");
+
+	add(g, p, arena_read, 1);
+	add(g, p, line, 2);
+	add(g, p, write, 3);
+	add(g, p, deadlock, 4);
+	add(g, p, timeout, 5);
+	add(g, p, irqsave, 6);
+	add(g, p, no_lines, 7);
+	add(g, p, no_lines_off, 8);
+	CHECK(p->group_cnt == 8, "%d groups, want 8: one per place", p->group_cnt);
+	CHECK(p->faults[FAULT_LOCK_DEADLOCK] == 2 && p->faults[FAULT_LOCK_TIMEOUT] == 1,
+	      "deadlocks %llu timeouts %llu", p->faults[FAULT_LOCK_DEADLOCK],
+	      p->faults[FAULT_LOCK_TIMEOUT]);
+	free(line);
+	free(write);
+	free(timeout);
+	free(irqsave);
+	free(no_lines);
+	free(no_lines_off);
+	grouper__free(g);
+}
+
+/* Most faults first, programs and groups alike; programs by id, or by tag
+ * and name when they come from a dump (id 0).
+ */
+static void test_sorted(void)
+{
+	struct grouper *g = grouper__new();
+	struct gprog *a = grouper__prog(g, 3, "8c3f1b1a2d9e7c60", "arena_fault");
+	struct gprog *b = grouper__prog(g, 9, "5f5e5d5c5b5a5958", "lock_twice");
+	struct gprog *d1 = grouper__prog(g, 0, "5f5e5d5c5b5a5958", "from_dump");
+	struct gprog *d2 = grouper__prog(g, 0, "5f5e5d5c5b5a5958", "other_dump");
+	char *line = edit(arena_read, "@ demo.bpf.c:41", "@ demo.bpf.c:42");
+	struct event msg = { .kind = EV_MESSAGE, .stream = 1, .text = "hi", .len = 2 };
+	struct gprog **v;
+	size_t n;
+
+	CHECK(grouper__prog(g, 3, "8c3f1b1a2d9e7c60", "arena_fault") == a, "same program, same entry");
+	CHECK(d1 != d2, "dumps: another name is another program");
+	CHECK(grouper__prog(g, 0, "5f5e5d5c5b5a5958", "from_dump") == d1, "dumps: by tag and name");
+	add(g, a, line, 1);
+	add(g, a, arena_read, 2);
+	add(g, a, arena_read, 3);
+	add(g, b, deadlock, 4);
+	add(g, b, deadlock, 5);
+	add(g, b, deadlock, 6);
+	add(g, b, deadlock, 7);
+	grouper__add_message(d1, &msg);
+	msg.stream = 2;
+	grouper__add_message(d1, &msg);
+	grouper__add_message(d1, &msg);
+	n = grouper__sorted(g, &v);
+	CHECK(n == 4, "%zu programs", n);
+	CHECK(v[0] == b && v[1] == a, "most faults first");
+	CHECK(v[2] == d1 && v[3] == d2, "then by id and name");
+	CHECK(a->groups[0].count == 2 && a->groups[1].count == 1, "groups: most faults first");
+	CHECK(d1->messages[0] == 1 && d1->messages[1] == 2, "messages by stream: %llu %llu",
+	      d1->messages[0], d1->messages[1]);
+	free(line);
+	grouper__free(g);
+}
+
+/* Past GROUP_SET_MAX distinct tasks the set says it overflowed. */
+static void test_set_overflow(void)
+{
+	struct grouper *g = grouper__new();
+	struct gprog *p = grouper__prog(g, 1, "8c3f1b1a2d9e7c60", "arena_fault");
+	struct fgroup *grp = NULL;
+	char task[64], *text;
+	int i;
+
+	for (i = 0; i <= GROUP_SET_MAX; i++) {
+		snprintf(task, sizeof(task), "CPU: 1 UID: 0 PID: %d Comm: fault_demo", 1000 + i);
+		text = edit(arena_read, "CPU: 1 UID: 0 PID: 4242 Comm: fault_demo", task);
+		grp = add(g, p, text, i);
+		free(text);
+	}
+	CHECK(grp && grp->count == GROUP_SET_MAX + 1, "count %llu", grp ? grp->count : 0);
+	CHECK(grp && grp->pid_cnt == GROUP_SET_MAX && grp->sets_overflow, "pids %d overflow %d",
+	      grp ? grp->pid_cnt : 0, grp ? grp->sets_overflow : 0);
+	CHECK(grp && grp->cpu_cnt == 1, "cpus %d", grp ? grp->cpu_cnt : 0);
+	grouper__free(g);
+}
+
+int main(void)
+{
+	test_same_place();
+	test_other_places();
+	test_sorted();
+	test_set_overflow();
+	return unit_done();
+}
