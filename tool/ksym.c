@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel frames: the vmlinux (or module) is found, checked against the
+ * running kernel's build-id and opened with libdw on first use; symbols by
+ * name, CUs by address range, lookups memoized.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <elfutils/debuginfod.h>
+
+#include "debuginfo.h"
+#include "ksym.h"
+#include "main.h"
+
+struct ksym {
+	const char *name;
+	unsigned long long addr;
+	unsigned long long size;	/* the ELF symbol's */
+	unsigned long long dist;	/* to the next symbol: kallsyms' size */
+};
+
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off off;
+};
+
+struct kobj {
+	char name[64];			/* "vmlinux" or the module's */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;
+	Dwarf_Addr bias;
+	struct ksym *by_name;		/* sorted by name */
+	size_t nsyms;
+	struct cu_range *cus;		/* sorted by lo */
+	size_t ncus;
+};
+
+/* Kernel lookups are memoized by (object, address, exactness): top draws
+ * the same frames every second.
+ */
+#define MEMO_SLOTS 4096
+
+struct memo {
+	const struct kobj *k;
+	unsigned long long off, size;
+	const char *sym;
+	int exact;
+	struct sym_loc loc;
+};
+
+struct ksyms {
+	struct symbolizer_opts o;
+	struct strpool *st;
+	struct memo *memo;
+	struct kobj *kobjs;
+	size_t nkobjs;
+	char notice[PATH_MAX + 256];
+};
+
+struct ksyms *ksyms__new(const struct symbolizer_opts *o, struct strpool *st)
+{
+	struct ksyms *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->o = *o;
+	s->st = st;
+	return s;
+}
+
+static void kobj_fini(struct kobj *k)
+{
+	if (k->dwfl)
+		dwfl_end(k->dwfl);
+	free(k->by_name);
+	free(k->cus);
+}
+
+void ksyms__free(struct ksyms *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nkobjs; i++)
+		kobj_fini(&s->kobjs[i]);
+	free(s->kobjs);
+	free(s->memo);
+	free(s);
+}
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static int cmp_ksym_name(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+static int cmp_ksym_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_cu(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Text symbols, with kallsyms' notion of size: the distance to the next. */
+static int load_symbols(struct kobj *k)
+{
+	int n = dwfl_module_getsymtab(k->mod), i, cnt = 0;
+	struct ksym *by_addr;
+	GElf_Addr addr;
+	GElf_Sym sym;
+	const char *name;
+
+	if (n <= 0)
+		return -ENOENT;
+	by_addr = calloc(n, sizeof(*by_addr));
+	if (!by_addr)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		name = dwfl_module_getsym_info(k->mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE))
+			continue;
+		by_addr[cnt].name = name;
+		by_addr[cnt].size = sym.st_size;
+		by_addr[cnt++].addr = addr;
+	}
+	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_addr);
+	for (i = 0; i < cnt; i++) {
+		int j = i + 1;
+
+		while (j < cnt && by_addr[j].addr == by_addr[i].addr)
+			j++;
+		by_addr[i].dist = j < cnt ? by_addr[j].addr - by_addr[i].addr : 0;
+	}
+	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_name);
+	k->by_name = by_addr;
+	k->nsyms = cnt;
+	return 0;
+}
+
+/* elfutils 0.188 finds no CU without .debug_aranges (clang leaves it out):
+ * an index of every CU's ranges does not depend on it.
+ */
+static int index_cus(struct kobj *k)
+{
+	Dwarf_Off off = 0, next, roff;
+	Dwarf_Addr base, lo, hi;
+	struct cu_range *tmp;
+	size_t hsize, cap = 0;
+	ptrdiff_t r;
+	Dwarf_Die cu;
+
+	while (dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		roff = off + hsize;
+		off = next;
+		if (!dwarf_offdie(k->dw, roff, &cu))
+			continue;
+		for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;) {
+			if (k->ncus == cap) {
+				cap = cap ? cap * 2 : 256;
+				tmp = realloc(k->cus, cap * sizeof(*tmp));
+				if (!tmp)
+					return -ENOMEM;
+				k->cus = tmp;
+			}
+			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff };
+		}
+	}
+	qsort(k->cus, k->ncus, sizeof(*k->cus), cmp_cu);
+	return 0;
+}
+
+static void notice_once(struct ksyms *s, const char *fmt, const char *arg)
+	__attribute__((format(printf, 2, 0)));
+
+static void notice_once(struct ksyms *s, const char *fmt, const char *arg)
+{
+	if (s->notice[0])
+		return;
+	snprintf(s->notice, sizeof(s->notice), fmt, arg);
+	if (s->o.quiet)
+		return;
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", bin_name, s->notice);
+}
+
+const char *ksyms__notice(const struct ksyms *s)
+{
+	return s->notice[0] ? s->notice : NULL;
+}
+
+static int hex_to_bytes(const char *hex, unsigned char *out, size_t max)
+{
+	size_t n = 0;
+	unsigned int b;
+
+	while (hex[0] && hex[1] && n < max && sscanf(hex, "%2x", &b) == 1) {
+		out[n++] = b;
+		hex += 2;
+	}
+	return n;
+}
+
+static int progress(debuginfod_client *c, long done, long total)
+{
+	(void)c;
+	fprintf(stderr, "\r%s: downloading the running kernel's vmlinux: %ld of %ld kB", bin_name,
+		done >> 10, total > 0 ? total >> 10 : 0);
+	return 0;
+}
+
+/* The running kernel's vmlinux by build-id from the debuginfod servers in
+ * DEBUGINFOD_URLS, with a progress line on a terminal; the client caches it.
+ */
+static const char *vmlinux_from_debuginfod(const struct vmlinux_info *vi, char *buf, size_t len)
+{
+	unsigned char id[64];
+	debuginfod_client *c;
+	char *path = NULL;
+	int fd, n;
+
+	if (!getenv("DEBUGINFOD_URLS") || !*getenv("DEBUGINFOD_URLS") || !vi->kernel_id[0])
+		return NULL;
+	n = hex_to_bytes(vi->kernel_id, id, sizeof(id));
+	c = debuginfod_begin();
+	if (!c)
+		return NULL;
+	if (isatty(STDERR_FILENO))
+		debuginfod_set_progressfn(c, progress);
+	fd = debuginfod_find_debuginfo(c, id, n, &path);
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);
+	debuginfod_end(c);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	snprintf(buf, len, "%s", path);
+	free(path);
+	return buf;
+}
+
+static const char *vmlinux_path(struct ksyms *s, char *buf, size_t len)
+{
+	struct vmlinux_info vi;
+
+	if (debuginfo__find_vmlinux(s->o.vmlinux, &vi)) {
+		if (s->o.live && !s->o.vmlinux && vmlinux_from_debuginfod(&vi, buf, len))
+			return buf;	/* fetched by the build-id it has to match */
+		notice_once(s, "no vmlinux with DWARF found (looked in %s and the usual places): "
+			    "kernel frames stay symbol+off/size; install the kernel's debug package "
+			    "or pass --vmlinux", debuginfo__search_paths()[0]);
+		return NULL;
+	}
+	if (s->o.live && !s->o.vmlinux && !vi.id_matches) {
+		notice_once(s, "%s is not the running kernel's (build-id differs): not used", vi.path);
+		return NULL;
+	}
+	if (s->o.live && s->o.vmlinux && vi.kernel_id[0] && !vi.id_matches) {
+		notice_once(s, "--vmlinux %s is not the running kernel's (build-id differs): not used",
+			    vi.path);
+		return NULL;
+	}
+	snprintf(buf, len, "%s", vi.path);
+	return buf;
+}
+
+/* A module's object: beside --vmlinux, else under /lib/modules. */
+static char found_module[PATH_MAX];
+static const char *wanted_module;
+
+static int find_module_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	size_t n = strlen(wanted_module);
+
+	(void)st;
+	if (type == FTW_F && !strncmp(base, wanted_module, n) &&
+	    (!strcmp(base + n, ".ko") || !strcmp(base + n, ".ko.debug"))) {
+		snprintf(found_module, sizeof(found_module), "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *module_path(struct ksyms *s, const char *mod)
+{
+	struct utsname u;
+	char dir[PATH_MAX];
+
+	found_module[0] = '\0';
+	wanted_module = mod;
+	if (s->o.vmlinux) {
+		snprintf(dir, sizeof(dir), "%s", s->o.vmlinux);
+		*(strrchr(dir, '/') ? strrchr(dir, '/') : dir) = '\0';
+		nftw(dir[0] ? dir : ".", find_module_cb, 16, FTW_PHYS);
+	}
+	if (!found_module[0] && s->o.live) {
+		uname(&u);
+		snprintf(dir, sizeof(dir), "/usr/lib/debug/lib/modules/%s", u.release);
+		nftw(dir, find_module_cb, 16, FTW_PHYS);
+		snprintf(dir, sizeof(dir), "/lib/modules/%s/kernel", u.release);
+		if (!found_module[0])
+			nftw(dir, find_module_cb, 16, FTW_PHYS);
+	}
+	return found_module[0] ? found_module : NULL;
+}
+
+/* Live, a module's object must be the loaded module's: refuse a definite
+ * mismatch of /sys/module/MOD/notes against the file's build-id.
+ */
+static bool module_matches(struct ksyms *s, const char *mod, const char *path)
+{
+	char notes[PATH_MAX], want[BUILD_ID_HEX_LEN], got[BUILD_ID_HEX_LEN];
+	bool dwarf;
+
+	if (!s->o.live)
+		return true;
+	snprintf(notes, sizeof(notes), "/sys/module/%s/notes/.note.gnu.build-id", mod);
+	if (notes_build_id(notes, want, sizeof(want)) || elf_build_id(path, got, sizeof(got), &dwarf))
+		return true;
+	if (!strcmp(want, got))
+		return true;
+	notice_once(s, "%s is not the loaded module's (build-id differs): not used", path);
+	return false;
+}
+
+static int kobj_open(struct ksyms *s, struct kobj *k)
+{
+	char path[PATH_MAX];
+	const char *p;
+	bool is_vmlinux = !strcmp(k->name, "vmlinux");
+
+	p = is_vmlinux ? vmlinux_path(s, path, sizeof(path)) : module_path(s, k->name);
+	if (!p || (!is_vmlinux && !module_matches(s, k->name, p)))
+		return -ENOENT;
+	k->dwfl = dwfl_begin(&offline_callbacks);
+	if (!k->dwfl)
+		return -ENOMEM;
+	k->mod = dwfl_report_offline(k->dwfl, k->name, p, -1);
+	dwfl_report_end(k->dwfl, NULL, NULL);
+	if (!k->mod)
+		return -ENOENT;
+	k->dw = dwfl_module_getdwarf(k->mod, &k->bias);
+	if (load_symbols(k))
+		return -ENOENT;
+	if (k->dw)
+		index_cus(k);
+	return 0;
+}
+
+static struct kobj *kobj_get(struct ksyms *s, const char *module)
+{
+	const char *name = module ? module : "vmlinux";
+	struct kobj *tmp;
+	size_t i;
+
+	for (i = 0; i < s->nkobjs; i++)
+		if (!strcmp(s->kobjs[i].name, name))
+			return s->kobjs[i].dwfl && s->kobjs[i].mod ? &s->kobjs[i] : NULL;
+	tmp = realloc(s->kobjs, (s->nkobjs + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	s->kobjs = tmp;
+	memset(&s->kobjs[s->nkobjs], 0, sizeof(*s->kobjs));
+	snprintf(s->kobjs[s->nkobjs].name, sizeof(s->kobjs->name), "%s", name);
+	if (kobj_open(s, &s->kobjs[s->nkobjs++]))
+		return NULL;
+	return &s->kobjs[s->nkobjs - 1];
+}
+
+static bool find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = k->ncus, i;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (k->cus[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest or overlap: look back over those starting below a */
+	for (i = lo; i-- > 0;)
+		if (a < k->cus[i].hi && a >= k->cus[i].lo)
+			return dwarf_offdie(k->dw, k->cus[i].off, cu) != NULL;
+	return false;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return n ? n : "";
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t nfiles;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* file:line of a, and the chain of inlined calls, as eu-addr2line -i. */
+/* The function a frame is in is named as the symbol table names it, as
+ * the kernel printed it (clones like .cold and .part.0 included), when a
+ * lies within that symbol; else DWARF's name, or none for padding.
+ */
+static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const struct ksym *ks,
+			struct sym_loc *loc)
+{
+	/* zero-size symbols (markers) reach to the next one */
+	bool covered = a >= ks->addr && a < ks->addr + (ks->size ? ks->size : ks->dist);
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	Dwarf_Line *line;
+	int n, i, lno = 0, col = 0;
+	const char *file;
+
+	if (!k->dw || !find_cu(k, a - k->bias, &cu) || !(line = dwarf_getsrc_die(&cu, a - k->bias))) {
+		/* no line information (trampolines, markers): only the name */
+		if (!covered)
+			return;
+		loc->sites[0].func = strpool__keep(s->st, ks->name);
+		loc->site_cnt = 1;
+		loc->found = true;
+		return;
+	}
+	file = dwarf_linesrc(line, NULL, NULL);
+	dwarf_lineno(line, &lno);
+	dwarf_linecol(line, &col);
+	/* dwarf_getscopes() climbs from an inlined body to where it was
+	 * defined; the DIE parents of the innermost scope are where it was
+	 * inlined, which is the chain wanted here.
+	 */
+	n = dwarf_getscopes(&cu, a - k->bias, &scopes);
+	if (n > 0) {
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	loc->site_cnt = 0;
+	for (i = 0; i < n && loc->site_cnt < SYM_INLINE_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		loc->sites[loc->site_cnt].func = strpool__keep(s->st, tag == DW_TAG_subprogram && covered ?
+						      ks->name : die_name(&scopes[i]));
+		loc->sites[loc->site_cnt].file = strpool__keep(s->st, file);
+		loc->sites[loc->site_cnt].line = lno;
+		loc->sites[loc->site_cnt].col = col;
+		loc->site_cnt++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the next site is where this inlined body was called */
+		file = call_file(&cu, &scopes[i]);
+		lno = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) ? 0 : w;
+		col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) ? 0 : w;
+	}
+	if (!loc->site_cnt) {	/* no DWARF function: assembly, or padding */
+		loc->sites[0].func = strpool__keep(s->st, covered ? ks->name : "");
+		loc->sites[0].file = strpool__keep(s->st, file);
+		loc->sites[0].line = lno;
+		loc->sites[0].col = col;
+		loc->site_cnt = 1;
+	}
+	free(scopes);
+	loc->found = true;
+}
+
+static const struct ksym *find_name(const struct kobj *k, const char *name, size_t *cnt)
+{
+	struct ksym key = { .name = name, .addr = 0 };
+	size_t lo = 0, hi = k->nsyms;
+
+	while (lo < hi) {	/* first with this name */
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_ksym_name(&k->by_name[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (*cnt = 0; lo + *cnt < k->nsyms && !strcmp(k->by_name[lo + *cnt].name, name); (*cnt)++)
+		;
+	return *cnt ? &k->by_name[lo] : NULL;
+}
+
+static struct memo *memo_slot(struct ksyms *s, const struct kobj *k, const struct frame *fr,
+			      bool exact)
+{
+	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ (unsigned long)k ^ exact;
+	const char *c;
+
+	if (!s->memo && !(s->memo = calloc(MEMO_SLOTS, sizeof(*s->memo))))
+		return NULL;
+	for (c = fr->sym; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	return &s->memo[h % MEMO_SLOTS];
+}
+
+static bool memo_hit(const struct memo *m, const struct kobj *k, const struct frame *fr, bool exact)
+{
+	return m && m->k == k && m->sym && m->off == fr->off && m->size == fr->size &&
+	       m->exact == exact && !strcmp(m->sym, fr->sym);
+}
+
+static int kernel_frame_uncached(struct ksyms *s, struct kobj *k, const struct fault *f, int i,
+				 struct sym_loc *loc);
+
+int ksyms__frame(struct ksyms *s, const struct fault *f, int i, struct sym_loc *loc)
+{
+	const struct frame *fr = &f->frames[i];
+	struct kobj *k = kobj_get(s, fr->module);
+	bool exact = frame_is_exact(f, i);
+	struct memo *m;
+	int err;
+
+	if (!k)
+		return -ENOENT;
+	m = memo_slot(s, k, fr, exact);
+	if (memo_hit(m, k, fr, exact)) {
+		*loc = m->loc;
+		return loc->found ? 0 : -ENOENT;
+	}
+	err = kernel_frame_uncached(s, k, f, i, loc);
+	if (m) {
+		m->k = k;
+		m->off = fr->off;
+		m->size = fr->size;
+		m->exact = exact;
+		m->sym = strpool__keep(s->st, fr->sym);
+		m->loc = *loc;
+	}
+	return err;
+}
+
+static int kernel_frame_uncached(struct ksyms *s, struct kobj *k, const struct fault *f, int i,
+				 struct sym_loc *loc)
+{
+	const struct frame *fr = &f->frames[i];
+	const struct ksym *c, *pick = NULL;
+	size_t n, j, by_size = 0;
+
+	c = find_name(k, fr->sym, &n);
+	if (!c)
+		return -ENOENT;
+	for (j = 0; j < n; j++) {
+		if (n == 1 || c[j].dist == fr->size) {
+			pick = &c[j];
+			by_size++;
+		}
+	}
+	loc->exact = frame_is_exact(f, i);
+	if (by_size != 1) {	/* ambiguous: every candidate, no guess */
+		loc->candidates = n;
+		for (j = 0; j < n && j < SYM_CANDIDATES_MAX; j++)
+			loc->cand_addr[j] = c[j].addr + fr->off;
+		for (j = 0; j < n && j < SYM_INLINE_MAX; j++) {
+			struct sym_loc one = {};
+
+			dwarf_sites(s, k, c[j].addr + fr->off - !loc->exact, &c[j], &one);
+			if (one.found)
+				loc->sites[loc->site_cnt++] = one.sites[0];
+		}
+		loc->found = loc->site_cnt > 0;
+		return loc->found ? 0 : -ENOENT;
+	}
+	loc->addr = pick->addr + fr->off - !loc->exact;
+	dwarf_sites(s, k, loc->addr, pick, loc);
+	return loc->found ? 0 : -ENOENT;
+}
