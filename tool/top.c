@@ -15,7 +15,7 @@
 #include "output.h"
 #include "privs.h"
 #include "render.h"
-#include "top.h"
+#include "tui.h"
 
 #define TOP_SCHEMA_VERSION 1
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "output.h"
-#include "top.h"
+#include "top_model.h"
 
 static double ts_diff(const struct timespec *a, const struct timespec *b)
 {

@@ -14,7 +14,7 @@
 
 #include "output.h"
 #include "render.h"
-#include "top.h"
+#include "tui.h"
 
 #define MIN_COLS	40
 #define MIN_LINES	10

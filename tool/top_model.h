@@ -3,8 +3,8 @@
  * the enumeration and the stream pipeline; the screen (tui.c) and batch
  * mode (top.c) only read it.
  */
-#ifndef BPFSTDERR_TOP_H
-#define BPFSTDERR_TOP_H
+#ifndef BPFSTDERR_TOP_MODEL_H
+#define BPFSTDERR_TOP_MODEL_H
 
 #include <stdbool.h>
 #include <time.h>
@@ -93,16 +93,5 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
 /* 0..1 of the stream limit, for the saturation bar. */
 double row_saturation(const struct row *r);
 const char *row_kinds(const struct row *r, char *buf, size_t len);
-
-/* tui.c */
-struct top_opts {
-	double interval;
-	enum top_col sort;
-	bool reverse;
-	bool no_color;
-};
-int tui_run(struct top_model *m, const struct top_opts *o,
-	    int (*tick)(struct top_model *m, void *ctx), void *ctx);
-
 
 #endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The screen of `bpfstderr top` (ncurses): a table of the model's rows, a
+ * detail pane, a follow view, help; one key table. It reads the model and
+ * calls tick() once per interval to refresh it.
+ */
+#ifndef BPFSTDERR_TUI_H
+#define BPFSTDERR_TUI_H
+
+#include <stdbool.h>
+
+#include "top_model.h"
+
+struct top_opts {
+	double interval;
+	enum top_col sort;
+	bool reverse;
+	bool no_color;
+};
+int tui_run(struct top_model *m, const struct top_opts *o,
+	    int (*tick)(struct top_model *m, void *ctx), void *ctx);
+
+#endif
