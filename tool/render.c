@@ -86,7 +86,7 @@ static void add_symbolized(struct json_object *o, const struct sym_loc *loc)
 	json_object_object_add(o, "exact", json_object_new_boolean(loc->exact));
 }
 
-struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i)
+static struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i)
 {
 	const struct frame *fr = &f->frames[i];
 	struct json_object *o = json_object_new_object();

@@ -24,7 +24,6 @@ void format_time(const struct timespec *ts, char *buf, size_t len, bool date);
 struct symbolizer;
 
 /* sym may be NULL: frames as the kernel printed them. */
-struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i);
 struct json_object *fault_json(struct symbolizer *sym, const struct fault *f);
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe);
 

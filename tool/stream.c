@@ -161,11 +161,6 @@ void drainer__free(struct drainer *d)
 	free(d);
 }
 
-enum stream_backend drainer__backend(const struct drainer *d)
-{
-	return d->backend;
-}
-
 static int drain_upstream_one(struct drainer *d, int fd, __u32 id, int stream,
 			      drain_fn fn, void *ctx)
 {

@@ -45,7 +45,6 @@ int drainer__new(struct drainer **out, enum stream_backend b);
  * it alive. -ENOENT: the program is gone.
  */
 int drainer__drain(struct drainer *d, __u32 prog_id, unsigned int mask, drain_fn fn, void *ctx);
-enum stream_backend drainer__backend(const struct drainer *d);
 void drainer__free(struct drainer *d);
 
 #endif
