@@ -37,6 +37,14 @@ col() {
 		($1 == id || $3 == id) && c { print $c; exit }'
 }
 
+descendants() {	# PID NAME: the processes called NAME below PID
+	local c
+	for c in $(pgrep -P "$1"); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ] && echo "$c"
+		descendants "$c" "$2"
+	done
+}
+
 run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
 	tmux new-session -d -s "$1" -x 160 -y 32 "bash -c 'saved=\$(stty -g); \
 		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
@@ -106,7 +114,9 @@ check_eq "nothing on stderr" "$(cat "$out/top.err")" ""
 
 run_top "$S-term" ""
 wait_for "$S-term" " writer " > /dev/null
-pkill -TERM -x bpfstderr
+# This top only: other bpfstderr on the machine (a recorder, another
+# test) are not ours to signal.
+kill -TERM $(descendants "$(tmux display -p -t "$S-term" '#{pane_pid}')" bpfstderr)
 check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
 
 # --demo: its programs run, and are unloaded when top ends. On a host
