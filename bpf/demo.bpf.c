@@ -29,8 +29,9 @@ struct {
 	__uint(max_entries, 1);
 } locks SEC(".maps");
 
-extern int bpf_res_spin_lock(struct bpf_res_spin_lock *lock) __ksym;
-extern void bpf_res_spin_unlock(struct bpf_res_spin_lock *lock) __ksym;
+/* weak: a kernel without them fails the deadlock source alone */
+extern int bpf_res_spin_lock(struct bpf_res_spin_lock *lock) __weak __ksym;
+extern void bpf_res_spin_unlock(struct bpf_res_spin_lock *lock) __weak __ksym;
 
 /* may_goto, as clang 19 spells it (libbpf 1.1 has no can_loop) */
 #define can_loop ({						\
@@ -47,6 +48,7 @@ void *arena_ref;
 __u64 arena_addr = 0xdead0000;
 int deadlock_ret;
 __u64 spins;
+__u64 prints;
 
 SEC("syscall")
 int demo_arena_read(void *ctx)
@@ -102,9 +104,9 @@ int demo_may_goto(void *ctx)
 SEC("syscall")
 int demo_print(void *ctx)
 {
-	__u64 args[1] = { spins };
+	__u64 args[1] = { ++prints };
 
-	stream_vprintk(STREAM_STDOUT, "demo: hello from stdout, spins=%llu\n", args, sizeof(args));
+	stream_vprintk(STREAM_STDOUT, "demo: hello from stdout, run %llu\n", args, sizeof(args));
 	stream_vprintk(STREAM_STDERR, "demo: warning on stderr\n", args, 0);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * this is not done from the screen's loop. Unloaded by demo__stop().
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,42 +53,45 @@ static void *demo_thread(void *arg)
 	return NULL;
 }
 
-/* Short, for one screen line; `bpfstderr doctor` gives the whole cause. */
+/* Short, for one screen line; `bpfstderr doctor` gives the whole cause
+ * of a fault kind's refusal.
+ */
 static void note_refusal(struct demo *d, enum fault_src s, const struct fault_refusal *why)
 {
 	size_t off = strlen(d->notice);
 
 	snprintf(d->notice + off, sizeof(d->notice) - off, "%s%s (%s: %s)",
-		 off ? ", " : "demo: this host refuses ", fault_src__name(s), why->step,
+		 off ? ", " : "this host refuses ", fault_src__name(s), why->step,
 		 strerrorname_np(-why->err) ?: strerror(-why->err));
 }
 
-static void end_notice(struct demo *d)
+static void end_notice(struct demo *d, bool fault_refused)
 {
 	size_t off = strlen(d->notice);
 
-	if (off)
+	if (fault_refused)
 		snprintf(d->notice + off, sizeof(d->notice) - off, "; `bpfstderr doctor` says why");
 }
 
 /* Each source on its own: one refusal must not take the others down. */
 static int load_sources(struct demo *d)
 {
-	struct fault_refusal why, first = {};
-	int s, loaded = 0;
+	struct fault_refusal why;
+	bool fault_refused = false;
+	int s, loaded = 0, first = 0;
 
 	for (s = 0; s < FAULT_SRC_CNT; s++) {
 		if (fault_progs__load(s, &d->progs[s], &why)) {
 			d->progs[s] = NULL;
 			note_refusal(d, s, &why);
-			if (!first.err)
-				first = why;
+			fault_refused |= s != FAULT_SRC_PRINT;
+			first = first ?: why.err;
 			continue;
 		}
 		loaded++;
 	}
-	end_notice(d);
-	return loaded ? 0 : first.err;
+	end_notice(d, fault_refused);
+	return loaded ? 0 : first;
 }
 
 static void unload_sources(struct demo *d)
@@ -98,7 +102,7 @@ static void unload_sources(struct demo *d)
 		fault_progs__free(d->progs[s]);
 }
 
-int demo__start(struct demo **out)
+int demo__start(struct demo **out, char *why, size_t len)
 {
 	struct demo *d = calloc(1, sizeof(*d));
 	int err;
@@ -108,6 +112,7 @@ int demo__start(struct demo **out)
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	err = load_sources(d);
+	snprintf(why, len, "%s", d->notice);
 	if (err)
 		goto err_unload;
 	err = -pthread_create(&d->thread, NULL, demo_thread, d);

@@ -132,15 +132,15 @@ static void probe_faults(struct doctor *d)
 {
 	int s;
 
-	for (s = 0; s < FAULT_SRC_PRINT; s++) {
-		d->faults[s].reported = fault_src__kernel_reports(s);
+	for (s = 0; s < FAULT_SRC_PRINT; s++)
 		if (d->faults[s].reported)
 			fault_src__probe(s, &d->faults[s].why);
-	}
 }
 
 static void examine(struct doctor *d)
 {
+	int s;
+
 	uname(&d->uts);
 	d->btf = kbtf() != NULL;
 	d->read_cmd = kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD");
@@ -151,6 +151,8 @@ static void examine(struct doctor *d)
 	d->cap_sys_admin = have_cap(CAP_SYS_ADMIN_NR);
 	d->cap_bpf = have_cap(CAP_BPF_NR);
 	d->cap_perfmon = have_cap(CAP_PERFMON_NR);
+	for (s = 0; d->btf && s < FAULT_SRC_PRINT; s++)
+		d->faults[s].reported = fault_src__kernel_reports(s);
 	if (d->btf && d->cap_sys_admin) {
 		stream_health__probe(&d->health);
 		probe_faults(d);
@@ -382,7 +384,9 @@ static struct json_object *str_or_null(const char *s)
 	return s && s[0] ? json_object_new_string(s) : NULL;
 }
 
-/* available: the kernel reports this kind and this host can produce it */
+/* available: the kernel reports this kind and this host can produce it;
+ * null when it could not be probed (no CAP_SYS_ADMIN)
+ */
 static struct json_object *fault_src_json(const struct doctor *d, enum fault_src s)
 {
 	const struct fault_probe *f = &d->faults[s];
@@ -390,8 +394,8 @@ static struct json_object *fault_src_json(const struct doctor *d, enum fault_src
 	struct json_object *o = json_object_new_object();
 
 	add_bool(o, "kernel_reports", f->reported);
-	json_object_object_add(o, "available", f->reported && probed ?
-			       json_object_new_boolean(!f->why.err) : NULL);
+	json_object_object_add(o, "available", !f->reported ? json_object_new_boolean(false) :
+			       probed ? json_object_new_boolean(!f->why.err) : NULL);
 	json_object_object_add(o, "errno", str_or_null(f->why.err ? errno_name(-f->why.err) : NULL));
 	json_object_object_add(o, "refused", str_or_null(f->why.err ? f->why.step : NULL));
 	json_object_object_add(o, "cause", str_or_null(f->why.cause));

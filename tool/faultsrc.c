@@ -66,9 +66,21 @@ static void refuse(struct fault_refusal *why, int err, const char *step)
 	why->err = err;
 	why->step = step;
 	privs__explain(err, why->cause, sizeof(why->cause));
-	if (!why->cause[0] && err == -EINVAL)
-		snprintf(why->cause, sizeof(why->cause),
-			 "the verifier or the kernel rejected it (BPFSTDERR_DEBUG=1 shows libbpf's log)");
+}
+
+/* A program the verifier rejects fails with EACCES or EINVAL too: say so
+ * before the capability story.
+ */
+static void refuse_load(struct fault_refusal *why, int err)
+{
+	size_t off;
+
+	refuse(why, err, "loading its programs");
+	if (err != -EACCES && err != -EINVAL)
+		return;
+	off = strlen(why->cause);
+	snprintf(why->cause + off, sizeof(why->cause) - off, "%sthe verifier may have rejected it "
+		 "(BPFSTDERR_DEBUG=1 shows libbpf's log)", off ? "; or " : "");
 }
 
 /* The arena map alone first: its refusal is the usual one, and saying
@@ -82,8 +94,9 @@ static int probe_arena_map(struct fault_refusal *why)
 
 	fd = bpf_map_create(ARENA_MAP_TYPE, "bpfstderr_probe", 0, 0, 1, &opts);
 	if (fd < 0) {
-		refuse(why, -errno, "creating an arena map");
-		return -errno;
+		fd = -errno;
+		refuse(why, fd, "creating an arena map");
+		return fd;
 	}
 	close(fd);
 	return 0;
@@ -129,7 +142,7 @@ int fault_progs__load(enum fault_src src, struct fault_progs **out, struct fault
 	}
 	err = demo_bpf__load(fp->skel);
 	if (err) {
-		refuse(why, err, "loading its programs");
+		refuse_load(why, err);
 		goto err_destroy;
 	}
 	*out = fp;

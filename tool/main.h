@@ -28,7 +28,9 @@ extern const char *bin_name;
 /* One line on stderr, prefixed "bpfstderr: ". */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Maps a failed privileged call to the right exit code and message. */
+/* Maps a failed BPF call (bpf(2) through libbpf) to the right exit code
+ * and one line; a refusal says whether a capability is missing.
+ */
 int exit_for_errno(int err, const char *what);
 
 enum stream_backend;

@@ -82,7 +82,7 @@ static void explain_held(char *buf, size_t len)
 	off = append(buf, len, 0, "%s", "refused although CAP_SYS_ADMIN is held; ");
 	off = append(buf, len, off, "%s", "candidates:");
 	if (!have_cap(CAP_SYS_RESOURCE_NR))
-		off = append(buf, len, off, "%s", " CAP_SYS_RESOURCE is not held (some maps need it);");
+		off = append(buf, len, off, "%s", " CAP_SYS_RESOURCE is not held;");
 	lockdown_mode(lock, sizeof(lock));
 	if (lock[0])
 		off = append(buf, len, off, " kernel lockdown is '%s';", lock);

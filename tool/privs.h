@@ -21,9 +21,9 @@ const char *missing_cap(void);
 bool privs__is_refusal(int err);
 /* Why the kernel may have refused a BPF call with @err, from what this
  * process holds and what the host shows (lockdown, LSMs): "needs
- * CAP_BPF" when a capability is missing, else the capabilities held and
- * the candidates left. Empty for an error that is not a refusal.
- * Returns true when a needed capability is missing.
+ * CAP_SYS_ADMIN" when it is missing, else the candidates this host shows.
+ * Empty for an error that is not a refusal. Returns true when a needed
+ * capability is missing.
  */
 bool privs__explain(int err, char *buf, size_t len);
 

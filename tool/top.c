@@ -304,6 +304,23 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 	return 0;
 }
 
+/* Nothing loadable at all is the only failure; a partial refusal is a
+ * notice (on the screen, or on stderr in batch mode).
+ */
+static int start_demo(struct demo **demo)
+{
+	char why[1024];
+	int err = demo__start(demo, why, sizeof(why));
+
+	if (err) {
+		p_err("cannot load the demo programs: %s", why[0] ? why : strerror(-err));
+		return privs__is_refusal(err) ? EXIT_NOPERM : EXIT_ERROR;
+	}
+	if (why[0] && env.batch)
+		p_err("demo: %s", why);
+	return EXIT_OK;
+}
+
 int do_top(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -353,16 +370,16 @@ int do_top(int argc, char **argv)
 		err = drainer__new(&drainer, backend);
 	if (!err)
 		err = pipeline__new(&c.pl, drainer, &ops);
-	if (!err && env.demo)
-		err = demo__start(&demo);
-	m.demo_refused = demo__notice(demo);
-	if (m.demo_refused && env.batch)
-		p_err("%s", m.demo_refused);
 	if (err) {
-		rc = exit_for_errno(err, env.demo && c.pl ? "cannot load the demo programs" :
-							    "cannot set up top");
+		rc = exit_for_errno(err, "cannot set up top");
 		goto out;
 	}
+	if (env.demo) {
+		rc = start_demo(&demo);
+		if (rc)
+			goto out;
+	}
+	m.demo_refused = demo__notice(demo);
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
 	if (err)
 		rc = journal_cli__failed(journal, err, "top");

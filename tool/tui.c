@@ -286,6 +286,8 @@ static void draw_status(struct tui *t)
 
 static int draw_banner(struct tui *t)
 {
+	char line[1100];
+
 	if (!t->m->demo)
 		return 0;
 	style_on(t, PAIR_WARN, 0);
@@ -294,8 +296,10 @@ static int draw_banner(struct tui *t)
 		    "demo: demo_* programs fault once a second; their reports are dropped here, so "
 		    "their streams stay empty and SATURATION shows the bytes each dropped report leaked",
 		    COLS);
-	if (t->m->demo_refused)
-		put_clipped(3, 0, t->m->demo_refused, COLS);
+	if (t->m->demo_refused) {
+		snprintf(line, sizeof(line), "demo: %s", t->m->demo_refused);
+		put_clipped(3, 0, line, COLS);
+	}
 	style_off(t, PAIR_WARN, 0);
 	return t->m->demo_refused ? 2 : 1;
 }

@@ -121,18 +121,28 @@ check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
 
 # --demo: its programs run, and are unloaded when top ends. On a host
 # whose writes fail the reports show only as leaked bytes; where writes
-# work, as faults.
+# work, as faults. Only this top's own programs count (owner
+# bpfstderr(PID)): others on the machine may run demos too.
 tmux new-session -d -s "$S-demo" -x 160 -y 32 "$BPFSTDERR top --demo; sleep 60"
 check "--demo: the demo programs are shown" wait_for "$S-demo" "demo_deadlock"
+demo_pid=$(descendants "$(tmux display -p -t "$S-demo" '#{pane_pid}')" bpfstderr)
+own_row() { screen "$S-demo" | awk -v n="$1" -v o="bpfstderr($demo_pid)" '$3 == n && $4 == o'; }
+own_faults() {
+	screen "$S-demo" | awk -v n="$1" -v o="bpfstderr($demo_pid)" '
+		$1 == "ID" { for (i = 1; i <= NF; i++) { h = $i; sub(/[v^]$/, "", h); if (h == "FAULTS") c = i } }
+		$3 == n && $4 == o && c { print $c; exit }'
+}
 if [ "$wret" = "rets 0" ]; then
-	for i in $(seq 50); do [ "$(col demo_deadlock FAULTS "$S-demo")" -gt 0 ] 2>/dev/null && break; sleep 0.2; done
+	for i in $(seq 50); do [ "$(own_faults demo_deadlock)" -gt 0 ] 2>/dev/null && break; sleep 0.2; done
 	check "--demo: their reports show as faults (writes work here)" \
-		[ "$(col demo_deadlock FAULTS "$S-demo")" -gt 0 ]
+		[ "$(own_faults demo_deadlock)" -gt 0 ]
 else
+	for i in $(seq 50); do own_row demo_deadlock | grep -q leaked && break; sleep 0.2; done
 	check "--demo: their dropped reports show as saturation (writes fail here: $wret)" \
-		wait_for "$S-demo" "leaked"
+		bash -c "grep -q leaked <<<'$(own_row demo_deadlock)'"
 fi
-demo_ids=$(screen "$S-demo" | awk '$3 ~ /^demo_/ { print $1 }')
+demo_ids=$(screen "$S-demo" | awk -v o="bpfstderr($demo_pid)" '$3 ~ /^demo_/ && $4 == o { print $1 }')
+check "--demo: its own programs are listed" [ -n "$demo_ids" ]
 tmux send-keys -t "$S-demo" q; sleep 1
 left=0
 for i in $demo_ids; do bpftool prog show id "$i" > /dev/null 2>&1 && left=$((left + 1)); done

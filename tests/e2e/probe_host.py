@@ -7,7 +7,9 @@ test's skip must agree with.
     probe_host.py arena      create an arena map
     probe_host.py may_goto   load a program with a may_goto instruction
 
-Exit 0 and "allowed", or exit 1 and "refused ERRNO_NAME".
+Exit 0 and "allowed"; exit 1 and "refused ERRNO_NAME" for EPERM or EACCES
+(what a host's policy says); exit 3 and "error ERRNO_NAME" for anything
+else, which is no refusal and no reason to skip.
 """
 import ctypes
 import errno
@@ -58,8 +60,12 @@ def main():
         return 2
     fd, err = probes[sys.argv[1]]()
     if fd < 0:
-        print("refused", errno.errorcode.get(err, str(err)))
-        return 1
+        name = errno.errorcode.get(err, str(err))
+        if err in (errno.EPERM, errno.EACCES):
+            print("refused", name)
+            return 1
+        print("error", name)
+        return 3
     os.close(fd)
     print("allowed")
     return 0

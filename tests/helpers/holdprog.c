@@ -16,6 +16,7 @@
  *   quit
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,12 +240,21 @@ static void do_write(int stream, int count, int len)
 	printf("\n");
 }
 
+/* Quiet, so that a refused load does not break the line protocol. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !getenv("BPFSTDERR_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
 int main(int argc, char **argv)
 {
 	char line[256], kind[32];
 	int i, err = 0, stream, count, len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	libbpf_set_print(libbpf_print);
 	for (i = 1; i < argc && !err; i++) {
 		if (!strcmp(argv[i], "writer"))
 			err = load_writer();
