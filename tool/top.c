@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfstderr top: every program's stream activity, live. */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,7 @@ static struct top_env {
 enum { OPT_NO_COLOR = 0x100, OPT_DEMO, OPT_VMLINUX };
 
 static const struct argp_option opts[] = {
-	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1)", 0 },
+	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1, 0.01 to 3600)", 0 },
 	{ "sort", 's', "COL", 0, "Sort by COL: id type name owner out err faults kinds rate "
 				 "last saturation (default faults)", 0 },
 	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
@@ -50,9 +52,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'd':
-		env.o.interval = strtod(arg, &end);
-		if (*end || end == arg || env.o.interval < 0.1 || env.o.interval > 3600)
-			argp_error(state, "invalid delay '%s' (seconds, 0.1 to 3600)", arg);
+		if (parse_interval(arg, &env.o.interval))
+			argp_failure(state, EXIT_USAGE, 0, "invalid delay '%s' (" INTERVAL_RANGE ")", arg);
 		break;
 	case 's':
 		col = top_col_from_name(arg);
@@ -67,9 +68,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.batch = true;
 		break;
 	case 'n':
+		errno = 0;
 		env.iterations = strtol(arg, &end, 10);
-		if (*end || end == arg || env.iterations < 1)
-			argp_error(state, "invalid count '%s'", arg);
+		if (errno || *end || end == arg || env.iterations < 1 || !isdigit((unsigned char)arg[0]))
+			argp_failure(state, EXIT_USAGE, 0, "invalid count '%s' (1 to %ld)", arg, LONG_MAX);
 		break;
 	case 'j':
 		env.json = true;
