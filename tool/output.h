@@ -31,7 +31,10 @@ void fput_term(FILE *f, const void *buf, size_t len);
 struct json_object *json_string_from_bytes(const void *buf, size_t len);
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
 
-/* One JSON value on one line. */
+/* One JSON value on one line, safe to cat to a terminal: DEL, C1 controls
+ * and bidi overrides escaped as \uNNNN, invalid UTF-8 as U+FFFD. 0, or
+ * -errno of the failed write.
+ */
 int json_print(struct json_object *obj, FILE *f);
 
 #endif
