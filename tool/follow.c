@@ -225,7 +225,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct json_object *o;
-	int err = 0;
+	int err = 0, flush;
 
 	(void)ctx;
 	if (env.errors_only && pe->ev->kind != EV_FAULT)
@@ -237,9 +237,8 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	} else {
 		print_text(stdout, pe);
 	}
-	if (fflush(stdout) || err)
-		return -errno ?: -EIO;
-	return 0;
+	flush = output_flush(stdout);
+	return err ?: flush;
 }
 
 static void gone(const struct tracked *t, void *ctx)
@@ -390,8 +389,12 @@ int do_follow(int argc, char **argv)
 	}
 	setup_signals();
 	err = run(progs, pl);
-	if (err == -EPIPE)
+	if (err == -EPIPE) {
+		clearerr(stdout);
 		rc = EXIT_OK;	/* the reader went away, as with | head */
+	}
+	else if (err && ferror(stdout))
+		rc = output_failed(err);
 	else if (err)
 		rc = journal_cli__failed(journal, err, "follow");
 out:

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "main.h"
 #include "output.h"
 
 int utf8_seq_len(const unsigned char *s, size_t len)
@@ -266,4 +267,19 @@ int json_print(struct json_object *obj, FILE *f)
 	if (json_put_safe(s, f) || fputc('\n', f) == EOF)
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+int output_flush(FILE *f)
+{
+	errno = 0;
+	if (fflush(f))
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
+}
+
+int output_failed(int err)
+{
+	p_err("cannot write to standard output: %s", strerror(-err));
+	clearerr(stdout);
+	return EXIT_ERROR;
 }

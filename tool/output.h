@@ -37,4 +37,13 @@ void json_add_bytes(struct json_object *obj, const char *key, const void *buf, s
  */
 int json_print(struct json_object *obj, FILE *f);
 
+/* Flushes f: 0, or -errno of a write to f that failed since the last
+ * check (-EIO when that errno is gone; -EPIPE: the reader went away).
+ */
+int output_flush(FILE *f);
+/* Says in one line that stdout lost output (err: -errno), once: clears
+ * the stream's error so that main() does not say it again. EXIT_ERROR.
+ */
+int output_failed(int err);
+
 #endif

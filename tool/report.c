@@ -735,7 +735,7 @@ int do_report(int argc, char **argv)
 	struct gprog **progs;
 	struct totals t;
 	size_t n;
-	int rc;
+	int err, flush, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
@@ -756,8 +756,15 @@ int do_report(int argc, char **argv)
 		goto out;
 	n = grouper__sorted(r.g, &progs);
 	t = totals_of(&r, progs, n);
-	if (env.json ? print_json(&r, progs, n) : (print_plain(&r, progs, n), fflush(stdout)))
-		rc = EXIT_ERROR;
+	err = 0;
+	if (env.json)
+		err = print_json(&r, progs, n);
+	else
+		print_plain(&r, progs, n);
+	flush = output_flush(stdout);
+	err = err ?: flush;
+	if (err && err != -EPIPE)
+		rc = output_failed(err);
 	else
 		rc = t.faults || t.lossy ? EXIT_FAULTS : EXIT_OK;
 out:

@@ -278,7 +278,7 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec ts;
 	long i;
-	int err;
+	int err, flush;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -299,8 +299,12 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 			err = print_batch_json(m);
 		else
 			print_batch_plain(m);
-		if (fflush(stdout) || err)
-			return errno == EPIPE ? 0 : -EIO;
+		flush = output_flush(stdout);
+		err = err ?: flush;
+		if (err == -EPIPE)
+			clearerr(stdout);	/* the reader went away (| head): done */
+		if (err)
+			return err == -EPIPE ? 0 : err;
 	}
 	return 0;
 }
@@ -362,7 +366,9 @@ int do_top(int argc, char **argv)
 		goto out;
 	}
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
-	if (err)
+	if (err && ferror(stdout))
+		rc = output_failed(err);
+	else if (err)
 		rc = journal_cli__failed(journal, err, "top");
 out:
 	demo__stop(demo);

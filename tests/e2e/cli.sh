@@ -60,6 +60,33 @@ bad_arg follow --name ''
 expect "top -d 0.01 is an interval" 0 timeout 20 "$BPFSTDERR" top -b -n 2 -d 0.01 --no-journal
 expect "top -d 3600 -n 1 is an interval" 0 timeout 20 "$BPFSTDERR" top -b -n 1 -d 3600 --no-journal
 
+# stdout that cannot be written: exit 5 and one line with the real errno,
+# never exit 0 with the output gone.
+enospc=$(python3 -c 'import errno, os; print(os.strerror(errno.ENOSPC))')
+full() {	# full ARGS...: run with stdout on /dev/full
+	local rc
+	timeout 60 "$BPFSTDERR" "$@" > /dev/full 2> "$out/stderr"; rc=$?
+	check_eq "$* >/dev/full: exit 5" "$rc" 5
+	check_eq "$* >/dev/full: one line, the real errno" \
+		"$(grep -c "^bpfstderr: cannot write to standard output: $enospc\$" "$out/stderr")" 1
+	check "$* >/dev/full: no other write error" \
+		bash -c "! grep -v '^bpfstderr: cannot write to standard output: $enospc\$' '$out/stderr' | grep -qi 'error\|output'"
+}
+full list
+full list --json
+full doctor
+full doctor --json
+full top -b -n 1 --no-journal
+full top -b -n 1 --json
+full report --input tests/fixtures/upstream-6.18.txt
+full report --json tests/fixtures/upstream-6.18.txt
+full --help
+full list --help
+(trap '' PIPE; "$BPFSTDERR" top -b -n 3 -d 0.1 2> "$out/stderr" | head -n 1 > /dev/null
+ exit "${PIPESTATUS[0]}"); rc=$?
+check_eq "top -b | head with SIGPIPE ignored: a closed pipe is not an error" "$rc" 0
+check_eq "top -b | head: nothing said about it" "$(grep -c 'standard output' "$out/stderr")" 0
+
 # As an unprivileged user with no capabilities at all.
 unpriv() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	--bounding-set=-all -- "$@"; }
