@@ -281,7 +281,9 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 	int err, flush;
 
 	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; !stop && (!env.iterations || i < env.iterations); i++) {
@@ -319,7 +321,9 @@ int do_top(int argc, char **argv)
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
 		       "journal stay, marked. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
-		       "Space/p pause, c clear, h/? help, q/Esc back or quit.",
+		       "Space/p pause, c clear, h/? help, q/Esc back or quit. The status line "
+		       "shows PAUSED and the filter first. q and every signal that ends top "
+		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
 	};
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
