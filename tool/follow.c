@@ -392,11 +392,11 @@ int do_follow(int argc, char **argv)
 	if (err == -EPIPE) {
 		clearerr(stdout);
 		rc = EXIT_OK;	/* the reader went away, as with | head */
-	}
-	else if (err && ferror(stdout))
+	} else if (err && ferror(stdout)) {
 		rc = output_failed(err);
-	else if (err)
+	} else if (err) {
 		rc = journal_cli__failed(journal, err, "follow");
+	}
 out:
 	pipeline__free(pl);
 	symbolizer__free(env.sym);
