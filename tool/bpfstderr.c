@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfstderr: what loaded BPF programs write to their stdout/stderr streams. */
 #include <argp.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "main.h"
+#include "output.h"
 
 #ifndef BPFSTDERR_VERSION
 #define BPFSTDERR_VERSION "0.1"
@@ -45,7 +48,8 @@ static void usage(FILE *f)
 		   "  3  permission: a needed capability is missing (CAP_SYS_ADMIN), or the\n"
 		   "     kernel refused a BPF call although it is held (the message says which)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
-		   "  5  any other error, among them a journal refused or not writable\n"
+		   "  5  any other error, among them a journal refused or not writable,\n"
+		   "     or standard output that cannot be written (| head is not one)\n"
 		   "  6  a program given on the command line does not exist\n",
 		bin_name);
 }
@@ -58,6 +62,24 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_DEBUG || !getenv("BPFSTDERR_DEBUG"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* Output that never arrived is a failure whatever the command thought
+ * (list >/dev/full must not exit 0), said once with the real errno. At
+ * exit, so that argp's --help, which exits by itself, is checked too.
+ * EPIPE is a reader that went away (| head): not an error.
+ */
+static void close_stdout(void)
+{
+	int err = output_flush(stdout);
+
+	if (!err && fclose(stdout))
+		err = errno ? -errno : -EIO;
+	if (!err || err == -EPIPE)
+		return;
+	/* not p_err(): it flushes stdout, which may be closed now */
+	fprintf(stderr, "%s: cannot write to standard output: %s\n", bin_name, strerror(-err));
+	_exit(EXIT_ERROR);
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -76,6 +98,7 @@ int main(int argc, char **argv)
 	char prog_name[64];
 
 	argp_err_exit_status = EXIT_USAGE;
+	atexit(close_stdout);
 	libbpf_set_print(libbpf_print);
 	if (argc < 2) {
 		usage(stderr);

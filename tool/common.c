@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Error reporting shared by every command. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,5 +67,26 @@ int parse_prog_id(const char *s, __u32 *out)
 	if (errno || end == s || *end || v > 0xffffffffUL || s[0] == '-')
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int parse_interval(const char *s, double *secs)
+{
+	char *end;
+	double v;
+
+	/* strtod also takes "nan", "inf", hex and leading blanks: only digits */
+	if (!isdigit((unsigned char)s[0]) && s[0] != '.')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+		return -EINVAL;
+	/* written so that NaN, should one get here, fails the test */
+	if (!(v >= INTERVAL_MIN && v <= INTERVAL_MAX))
+		return -ERANGE;
+	*secs = v;
 	return 0;
 }

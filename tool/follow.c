@@ -69,16 +69,23 @@ static const struct argp_option opts[] = {
 	{ "stderr", OPT_STDERR, NULL, 0, "Only stderr", 0 },
 	{ "errors-only", 'e', NULL, 0, "Only fault reports", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
-	{ "interval", 'd', "SECS", 0, "Poll every SECS (default: adaptive, 0.05 to 1 s)", 0 },
+	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s)", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
 	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
 };
 
+/* A tag that no program can have would make follow wait forever. */
+static bool is_tag(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+	return n == 16 && !s[n];
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	double secs;
-	char *end;
 
 	switch (key) {
 	case 'p':
@@ -89,11 +96,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.id_live[env.id_cnt++] = true;
 		break;
 	case OPT_NAME:
+		if (!*arg)
+			argp_failure(state, EXIT_USAGE, 0, "--name needs a program name");
 		if (env.name_cnt == MATCH_MAX)
 			argp_error(state, "at most %d --name", MATCH_MAX);
 		env.names[env.name_cnt++] = arg;
 		break;
 	case OPT_TAG:
+		if (!is_tag(arg))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "invalid tag '%s' (16 hex digits, as bpftool prog shows)", arg);
 		if (env.tag_cnt == MATCH_MAX)
 			argp_error(state, "at most %d --tag", MATCH_MAX);
 		env.tags[env.tag_cnt++] = arg;
@@ -114,9 +126,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.json = true;
 		break;
 	case 'd':
-		secs = strtod(arg, &end);
-		if (*end || end == arg || secs < 0.001 || secs > 3600)
-			argp_error(state, "invalid interval '%s' (seconds, 0.001 to 3600)", arg);
+		if (parse_interval(arg, &secs))
+			argp_failure(state, EXIT_USAGE, 0, "invalid interval '%s' (" INTERVAL_RANGE ")", arg);
 		env.interval_ms = secs * 1000;
 		break;
 	case OPT_NO_COLOR:
@@ -214,7 +225,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct json_object *o;
-	int err = 0;
+	int err = 0, flush;
 
 	(void)ctx;
 	if (env.errors_only && pe->ev->kind != EV_FAULT)
@@ -226,9 +237,8 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	} else {
 		print_text(stdout, pe);
 	}
-	if (fflush(stdout) || err)
-		return -errno ?: -EIO;
-	return 0;
+	flush = output_flush(stdout);
+	return err ?: flush;
 }
 
 static void gone(const struct tracked *t, void *ctx)
@@ -379,10 +389,14 @@ int do_follow(int argc, char **argv)
 	}
 	setup_signals();
 	err = run(progs, pl);
-	if (err == -EPIPE)
+	if (err == -EPIPE) {
+		clearerr(stdout);
 		rc = EXIT_OK;	/* the reader went away, as with | head */
-	else if (err)
+	} else if (err && ferror(stdout)) {
+		rc = output_failed(err);
+	} else if (err) {
 		rc = journal_cli__failed(journal, err, "follow");
+	}
 out:
 	pipeline__free(pl);
 	symbolizer__free(env.sym);

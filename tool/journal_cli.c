@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,15 +130,24 @@ int journal_cli__require(const char *what, bool required, enum stream_backend *b
 	return require_streams(what, backend) ?: journal_cli__open(out, required);
 }
 
-static int parse_scaled(const char *s, long long *out, const char *units, const long long *mult)
+/* A plain decimal number with an optional unit: strtod alone would also
+ * take "nan", "inf", hex and leading blanks. NaN fails !(v >= 0); a value
+ * that is not 0 but rounds to 0 would silently mean "no limit".
+ */
+static int parse_scaled(const char *s, long long *out, const char *units, const long long *mult,
+			double max)
 {
 	const char *u;
 	char *end;
 	double v;
 
+	if (!isdigit((unsigned char)s[0]) && s[0] != '.')
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || s[0] == '-')
+	if (errno || end == s || !(v >= 0))
 		return -EINVAL;
 	if (*end) {
 		u = end[1] ? NULL : strchr(units, *end);
@@ -144,8 +155,8 @@ static int parse_scaled(const char *s, long long *out, const char *units, const 
 			return -EINVAL;
 		v *= mult[u - units];
 	}
-	if (v > 9.2e18)
-		return -EINVAL;
+	if (!(v <= max) || (v > 0 && v < 1))
+		return -ERANGE;
 	*out = (long long)v;
 	return 0;
 }
@@ -154,15 +165,19 @@ int parse_duration(const char *s, long long *secs)
 {
 	static const long long mult[] = { 1, 60, 3600, 86400, 7 * 86400 };
 
-	return parse_scaled(s, secs, "smhdw", mult);
+	/* every duration is used in nanoseconds somewhere: keep it in range */
+	return parse_scaled(s, secs, "smhdw", mult, DURATION_MAX_S);
 }
 
 int parse_size(const char *s, long long *bytes)
 {
 	static const long long mult[] = { 1, 1LL << 10, 1LL << 20, 1LL << 30, 1LL << 40 };
 
-	return parse_scaled(s, bytes, "BKMGT", mult);
+	return parse_scaled(s, bytes, "BKMGT", mult, 9.2e18);
 }
+
+/* Seconds since the epoch that still fit in nanoseconds (until 2262). */
+#define TIME_MAX_S	(LLONG_MAX / 1000000000LL)
 
 static int parse_date(const char *s, long long *ns)
 {
@@ -184,6 +199,8 @@ static int parse_date(const char *s, long long *ns)
 		t = mktime(&tm);
 		if (t == (time_t)-1)
 			return -EINVAL;
+		if (t < 0 || t > TIME_MAX_S)
+			return -ERANGE;
 		*ns = t * 1000000000LL;
 		return 0;
 	}
@@ -192,23 +209,34 @@ static int parse_date(const char *s, long long *ns)
 
 int parse_time_arg(const char *s, long long *ns)
 {
-	struct timespec now;
+	/* one "now" for every age on the command line: --since 2h --until 2h is empty */
+	static struct timespec now;
 	long long v;
 	char *end;
+	int err;
 
 	if (s[0] == '@') {
+		if (!isdigit((unsigned char)s[1]))
+			return -EINVAL;
 		errno = 0;
 		v = strtoll(s + 1, &end, 10);
-		if (errno || end == s + 1 || *end || v < 0)
+		if (*end)
 			return -EINVAL;
+		if (errno || v > TIME_MAX_S)
+			return -ERANGE;
 		*ns = v * 1000000000LL;
 		return 0;
 	}
-	if (!parse_date(s, ns))
-		return 0;
-	if (parse_duration(s, &v))
-		return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &now);
+	err = parse_date(s, ns);
+	if (err != -EINVAL)
+		return err;
+	err = parse_duration(s, &v);
+	if (err)
+		return err;
+	if (!now.tv_sec)
+		clock_gettime(CLOCK_REALTIME, &now);
+	if (v > now.tv_sec)
+		return -ERANGE;		/* before the epoch */
 	*ns = (now.tv_sec - v) * 1000000000LL + now.tv_nsec;
 	return 0;
 }

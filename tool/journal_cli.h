@@ -30,12 +30,17 @@ int journal_cli__require(const char *what, bool required, enum stream_backend *b
  * journal's failure, else exit_for_errno(). Returns the exit code.
  */
 int journal_cli__failed(struct journal *j, int err, const char *what);
-/* Parses "7d", "12h", "30m", "45s" or plain seconds; -EINVAL. */
+/* The longest duration taken (100000 days): any more overflows in ns. */
+#define DURATION_MAX_S	(100000LL * 86400)
+/* Parses "7d", "12h", "30m", "45s" or plain seconds; -EINVAL, or -ERANGE
+ * beyond DURATION_MAX_S.
+ */
 int parse_duration(const char *s, long long *secs);
 /* Parses "64M", "1G", "512K" or plain bytes; -EINVAL. */
 int parse_size(const char *s, long long *bytes);
 /* --since/--until: "2026-12-03 05:00[:SS]", "2026-12-03T05:00:00",
- * "@EPOCH", or a duration ago ("10m"); ns since the epoch. -EINVAL.
+ * "@EPOCH", or a duration ago ("10m"); ns since the epoch. -EINVAL, or
+ * -ERANGE for a time before 1970 or after 2262 (beyond ns in 64 bits).
  */
 int parse_time_arg(const char *s, long long *ns);
 

@@ -41,6 +41,17 @@ int require_streams(const char *what, enum stream_backend *backend);
 /* A program id as given on the command line; -EINVAL if it is not one. */
 int parse_prog_id(const char *s, __u32 *out);
 
+/* Every poll or refresh interval (follow, record, top -d) has one range:
+ * below it a command spins, above it it looks hung.
+ */
+#define INTERVAL_MIN	0.01
+#define INTERVAL_MAX	3600.0
+#define INTERVAL_RANGE	"seconds, 0.01 to 3600"
+/* An interval in seconds within that range; -EINVAL if it is not a plain
+ * decimal number (NaN and infinities are not), -ERANGE if out of range.
+ */
+int parse_interval(const char *s, double *secs);
+
 int do_list(int argc, char **argv);
 int do_doctor(int argc, char **argv);
 int do_follow(int argc, char **argv);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
+#include "main.h"
 #include "output.h"
 
 int utf8_seq_len(const unsigned char *s, size_t len)
@@ -220,12 +222,64 @@ void json_add_bytes(struct json_object *obj, const char *key, const void *buf, s
 	free(b64);
 }
 
+/* json-c writes DEL and U+0080..U+009F raw: valid JSON, but a terminal acts
+ * on them when someone cats the file (0x9b is a CSI), and it copies invalid
+ * UTF-8 from strings that did not come through json_string_from_bytes()
+ * (a task's comm). JSON's own syntax is ASCII, so these bytes are always
+ * inside a string, where \uNNNN and U+FFFD are safe.
+ */
+static int json_put_safe(const char *text, FILE *f)
+{
+	const unsigned char *s = (const unsigned char *)text, *run = s;
+	size_t len = strlen(text);
+	uint32_t cp;
+	int n;
+
+	while (*s) {
+		if (*s < 0x7f) {
+			s++;
+			continue;
+		}
+		n = *s == 0x7f ? 1 : utf8_seq_len(s, len - (s - (const unsigned char *)text));
+		cp = n == 1 ? 0x7f : n ? utf8_decode(s, n) : 0xfffd;
+		if (n > 1 && !cp_is_control(cp)) {
+			s += n;
+			continue;
+		}
+		if (fwrite(run, 1, s - run, f) != (size_t)(s - run))
+			return -1;
+		if ((cp == 0xfffd ? fputs("\xef\xbf\xbd", f) : fprintf(f, "\\u%04x", cp)) < 0)
+			return -1;
+		s += n ?: 1;
+		run = s;
+	}
+	return fwrite(run, 1, s - run, f) == (size_t)(s - run) ? 0 : -1;
+}
+
 int json_print(struct json_object *obj, FILE *f)
 {
 	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 							   JSON_C_TO_STRING_NOSLASHESCAPE);
 
-	if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-		return -1;
+	if (!s)
+		return -ENOMEM;
+	errno = 0;
+	if (json_put_safe(s, f) || fputc('\n', f) == EOF)
+		return errno ? -errno : -EIO;
 	return 0;
+}
+
+int output_flush(FILE *f)
+{
+	errno = 0;
+	if (fflush(f))
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
+}
+
+int output_failed(int err)
+{
+	p_err("cannot write to standard output: %s", strerror(-err));
+	clearerr(stdout);
+	return EXIT_ERROR;
 }

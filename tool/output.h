@@ -31,7 +31,19 @@ void fput_term(FILE *f, const void *buf, size_t len);
 struct json_object *json_string_from_bytes(const void *buf, size_t len);
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
 
-/* One JSON value on one line. */
+/* One JSON value on one line, safe to cat to a terminal: DEL, C1 controls
+ * and bidi overrides escaped as \uNNNN, invalid UTF-8 as U+FFFD. 0, or
+ * -errno of the failed write.
+ */
 int json_print(struct json_object *obj, FILE *f);
+
+/* Flushes f: 0, or -errno of a write to f that failed since the last
+ * check (-EIO when that errno is gone; -EPIPE: the reader went away).
+ */
+int output_flush(FILE *f);
+/* Says in one line that stdout lost output (err: -errno), once: clears
+ * the stream's error so that main() does not say it again. EXIT_ERROR.
+ */
+int output_failed(int err);
 
 #endif

@@ -33,29 +33,28 @@ enum {
 
 static const struct argp_option opts[] = {
 	{ "interval", 'd', "SECS", 0, "Drain every SECS (default 1, 0.01 to 3600)", 0 },
-	{ "max-age", OPT_MAX_AGE, "AGE", 0, "Drop events older than AGE: 30s, 15m, 12h, 7d, 2w; 0 keeps all (default 7d)", 0 },
+	{ "max-age", OPT_MAX_AGE, "AGE", 0, "Drop events older than AGE: 30s, 15m, 12h, 7d, 2w; 0 keeps all (default 7d, at most 100000d)", 0 },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "Keep the database under SIZE: 1M, 64M, 1G; 0 for no limit (default 128M, least 1M)", 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
-
 	switch (key) {
 	case 'd':
-		env.interval = strtod(arg, &end);
-		if (*end || end == arg || env.interval < 0.01 || env.interval > 3600)
-			argp_error(state, "invalid interval '%s' (seconds, 0.01 to 3600)", arg);
+		if (parse_interval(arg, &env.interval))
+			argp_failure(state, EXIT_USAGE, 0, "invalid interval '%s' (" INTERVAL_RANGE ")", arg);
 		break;
 	case OPT_MAX_AGE:
 		if (parse_duration(arg, &env.ret.max_age))
-			argp_error(state, "invalid age '%s' (e.g. 90m, 12h, 7d)", arg);
+			argp_failure(state, EXIT_USAGE, 0,
+				     "invalid age '%s' (e.g. 90m, 12h, 7d; 0 keeps all; at most 100000d)", arg);
 		break;
 	case OPT_MAX_SIZE:
 		if (parse_size(arg, &env.ret.max_size) ||
 		    (env.ret.max_size && env.ret.max_size < JOURNAL_MIN_MAX_SIZE))
-			argp_error(state, "invalid size '%s' (at least 1M, e.g. 64M, 1G; 0: no limit)", arg);
+			argp_failure(state, EXIT_USAGE, 0,
+				     "invalid size '%s' (at least 1M, e.g. 64M, 1G; 0: no limit)", arg);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);

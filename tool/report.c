@@ -32,6 +32,7 @@ static struct report_env {
 	bool json;
 	const char *vmlinux;
 	long long since_ns, until_ns;
+	bool has_since, has_until;
 } env;
 
 struct report {
@@ -67,6 +68,35 @@ static void add_input(struct argp_state *state, const char *arg)
 		env.inputs[env.input_cnt++] = arg;
 }
 
+static void parse_window_arg(struct argp_state *state, int key, const char *arg)
+{
+	int err = parse_time_arg(arg, key == OPT_SINCE ? &env.since_ns : &env.until_ns);
+
+	if (err == -ERANGE)
+		argp_failure(state, EXIT_USAGE, 0, "time '%s' out of range (1970 to 2262)", arg);
+	else if (err)
+		argp_failure(state, EXIT_USAGE, 0,
+			     "invalid time '%s' (e.g. \"2026-12-03 05:00\", @1764738000, 2h)", arg);
+	if (key == OPT_SINCE)
+		env.has_since = true;
+	else
+		env.has_until = true;
+}
+
+/* A window that holds no time at all reports nothing and exits 0: that
+ * reads as "no faults", so it is a usage error instead.
+ */
+static void check_window(struct argp_state *state)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (env.has_since && env.since_ns > now.tv_sec * 1000000000LL + now.tv_nsec)
+		argp_failure(state, EXIT_USAGE, 0, "--since is in the future: the window is empty");
+	if (env.has_until && env.until_ns <= env.since_ns)
+		argp_failure(state, EXIT_USAGE, 0, "--until is not after --since: the window is empty");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -87,8 +117,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SINCE:
 	case OPT_UNTIL:
-		if (parse_time_arg(arg, key == OPT_SINCE ? &env.since_ns : &env.until_ns))
-			argp_error(state, "invalid time '%s' (e.g. \"2026-12-03 05:00\", @1764738000, 2h)", arg);
+		parse_window_arg(state, key, arg);
 		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
@@ -97,8 +126,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.input_cnt && env.id_cnt)
 			argp_error(state, "-p selects live programs; it does not go with --input");
-		if (env.input_cnt && (env.since_ns || env.until_ns))
+		if (env.input_cnt && (env.has_since || env.has_until))
 			argp_error(state, "--since and --until read the journal; they do not go with --input");
+		check_window(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -308,7 +338,7 @@ static int collect_live(struct report *r)
 	rc = journal_cli__require("reporting on live programs", false, &backend, &r->journal);
 	if (rc)
 		return rc;
-	if (!r->journal && (env.since_ns || env.until_ns)) {
+	if (!r->journal && (env.has_since || env.has_until)) {
 		p_err("--since and --until read the journal; they do not go with --no-journal");
 		return EXIT_USAGE;
 	}
@@ -705,7 +735,7 @@ int do_report(int argc, char **argv)
 	struct gprog **progs;
 	struct totals t;
 	size_t n;
-	int rc;
+	int err, flush, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
@@ -726,8 +756,15 @@ int do_report(int argc, char **argv)
 		goto out;
 	n = grouper__sorted(r.g, &progs);
 	t = totals_of(&r, progs, n);
-	if (env.json ? print_json(&r, progs, n) : (print_plain(&r, progs, n), fflush(stdout)))
-		rc = EXIT_ERROR;
+	err = 0;
+	if (env.json)
+		err = print_json(&r, progs, n);
+	else
+		print_plain(&r, progs, n);
+	flush = output_flush(stdout);
+	err = err ?: flush;
+	if (err && err != -EPIPE)
+		rc = output_failed(err);
 	else
 		rc = t.faults || t.lossy ? EXIT_FAULTS : EXIT_OK;
 out:

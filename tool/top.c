@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfstderr top: every program's stream activity, live. */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@ static struct top_env {
 enum { OPT_NO_COLOR = 0x100, OPT_DEMO, OPT_VMLINUX };
 
 static const struct argp_option opts[] = {
-	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1)", 0 },
+	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1, 0.01 to 3600)", 0 },
 	{ "sort", 's', "COL", 0, "Sort by COL: id type name owner out err faults kinds rate "
 				 "last saturation (default faults)", 0 },
 	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
@@ -51,9 +53,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'd':
-		env.o.interval = strtod(arg, &end);
-		if (*end || end == arg || env.o.interval < 0.1 || env.o.interval > 3600)
-			argp_error(state, "invalid delay '%s' (seconds, 0.1 to 3600)", arg);
+		if (parse_interval(arg, &env.o.interval))
+			argp_failure(state, EXIT_USAGE, 0, "invalid delay '%s' (" INTERVAL_RANGE ")", arg);
 		break;
 	case 's':
 		col = top_col_from_name(arg);
@@ -68,9 +69,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.batch = true;
 		break;
 	case 'n':
+		errno = 0;
 		env.iterations = strtol(arg, &end, 10);
-		if (*end || end == arg || env.iterations < 1)
-			argp_error(state, "invalid count '%s'", arg);
+		if (errno || *end || end == arg || env.iterations < 1 || !isdigit((unsigned char)arg[0]))
+			argp_failure(state, EXIT_USAGE, 0, "invalid count '%s' (1 to %ld)", arg, LONG_MAX);
 		break;
 	case 'j':
 		env.json = true;
@@ -277,10 +279,12 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec ts;
 	long i;
-	int err;
+	int err, flush;
 
 	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; !stop && (!env.iterations || i < env.iterations); i++) {
@@ -298,8 +302,12 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 			err = print_batch_json(m);
 		else
 			print_batch_plain(m);
-		if (fflush(stdout) || err)
-			return errno == EPIPE ? 0 : -EIO;
+		flush = output_flush(stdout);
+		err = err ?: flush;
+		if (err == -EPIPE)
+			clearerr(stdout);	/* the reader went away (| head): done */
+		if (err)
+			return err == -EPIPE ? 0 : err;
 	}
 	return 0;
 }
@@ -331,7 +339,9 @@ int do_top(int argc, char **argv)
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
 		       "journal stay, marked. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
-		       "Space/p pause, c clear, h/? help, q/Esc back or quit.",
+		       "Space/p pause, c clear, h/? help, q/Esc back or quit. The status line "
+		       "shows PAUSED and the filter first. q and every signal that ends top "
+		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
 	};
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
@@ -381,7 +391,9 @@ int do_top(int argc, char **argv)
 	}
 	m.demo_refused = demo__notice(demo);
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
-	if (err)
+	if (err && ferror(stdout))
+		rc = output_failed(err);
+	else if (err)
 		rc = journal_cli__failed(journal, err, "top");
 out:
 	demo__stop(demo);

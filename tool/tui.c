@@ -48,6 +48,23 @@ static void on_signal(int sig)
 	got_signal = 1;
 }
 
+/* Every signal whose default is to end the process without a core dump
+ * or that a user sends to quit (SIGQUIT): each ends the loop, so that the
+ * terminal leaves the alternate screen with the cursor and echo back.
+ * SIGHUP included: a closed ssh session must not leave a broken tmux pane.
+ */
+static void catch_signals(struct sigaction *sa)
+{
+	static const int sigs[] = {
+		SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+	};
+	size_t i;
+
+	sigemptyset(&sa->sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], sa, NULL);
+}
+
 static void restore_terminal(void)
 {
 	if (!isendwin())
@@ -261,12 +278,15 @@ static void draw_status(struct tui *t)
 
 	for (i = 0; i < t->m->cnt; i++)
 		faulting += t->m->rows[i]->fault_total > 0;
+	/* what changes the meaning of the screen first: cut at the right
+	 * edge, a paused or filtered view must not pass for a live, whole one
+	 */
 	snprintf(line, sizeof(line),
-		 "bpfstderr top - %zu programs, %d faulting, %llu faults, %llu messages, %d losing reports"
-		 " | every %.1fs | sort %s%s%s%s%s",
+		 "bpfstderr top%s%s%s - %zu programs, %d faulting, %llu faults, %llu messages,"
+		 " %d losing reports | every %gs | sort %s%s",
+		 t->paused ? " - PAUSED" : "", t->filter[0] ? " - filter: " : "", t->filter,
 		 t->m->cnt, faulting, t->m->fault_total, t->m->msg_total, t->m->losing,
-		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "",
-		 t->filter[0] ? " | filter: " : "", t->filter, t->paused ? " | PAUSED" : "");
+		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "");
 	style_on(t, 0, A_BOLD);
 	put_clipped(0, 0, line, COLS);
 	style_off(t, 0, A_BOLD);
@@ -748,9 +768,7 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 	double next = 0, left;
 	int ch, err = 0;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_signals(&sa);
 	setlocale(LC_ALL, "");
 	if (!initscr())
 		return -ENOTTY;

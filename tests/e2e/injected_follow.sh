@@ -20,6 +20,7 @@ make_fixtures() {	# DIR
 		printf 'bad utf8 \xff\xfe \xc3( end\n'
 		printf 'nul\0inside\n'
 		printf 'caf\xc3\xa9 \xe2\x82\xac ok\n'
+		printf 'del \x7f nel \xc2\x85 csi \xc2\x9b2J rlo \xe2\x80\xae end\n'
 		printf 'last line without newline'
 	} > "$1/$id.1"
 	{
@@ -66,6 +67,9 @@ for chunk in 1 7 512 4096; do
 		"$(grep -v 'no vmlinux with DWARF found' "$out/ev.$chunk.err")" ""
 	res=$(python3 tests/e2e/reconstruct.py "$out/ev.$chunk" "$id" "$d/$id.1" "$d/$id.2")
 	check_eq "chunk $chunk: every byte back exactly once, in order" "$res" ""
+	check_eq "chunk $chunk: no raw DEL or C1 (U+0080..U+009F) in the JSON" \
+		"$(python3 -c 'import sys; b = open(sys.argv[1], "rb").read()
+print(b.count(b"\x7f") + sum(b.count(bytes([0xc2, c])) for c in range(0x80, 0xa0)))' "$out/ev.$chunk")" 0
 	check_eq "chunk $chunk: 11 fault reports" \
 		"$(jq -s '[.[] | select(.kind == "fault")] | length' "$out/ev.$chunk")" 11
 	check_eq "chunk $chunk: 1 incomplete (cut) report" \

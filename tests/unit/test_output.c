@@ -2,6 +2,8 @@
 /* Terminal escaping and UTF-8 validation of untrusted stream bytes. The
  * expected strings follow from the rules in output.h, byte by byte.
  */
+#include <stdlib.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "output.h"
@@ -65,11 +67,85 @@ static void test_json_bytes(void)
 	json_object_put(o);
 }
 
+/* What a terminal acts on when the JSON is catted: DEL, and C1 controls
+ * (U+0080..U+009F are C2 80..C2 9F in UTF-8). Scanned here byte by byte,
+ * not with output.c's own tables.
+ */
+static int raw_controls(const char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += s[i] == 0x7f || (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f);
+	return n;
+}
+
+static void hex(const char *s, size_t len, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", (unsigned char)s[i]);
+	out[2 * len] = '\0';
+}
+
+/* The oracle is Python's json module: it must parse the line as UTF-8,
+ * and the strings it decodes must be exactly the bytes we gave.
+ */
+static int python_check(const char *path, const char *text, size_t len)
+{
+	char cmd[1024], h[256];
+
+	hex(text, len, h);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json, sys\n"
+		 "v = json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))\n"
+		 "ok = v[\"text\"].encode() == bytes.fromhex(sys.argv[2])\n"
+		 "ok = ok and v[\"comm\"] == \"c\\ufffd\\x7f\\x85\" and v[\"bad\"] == \"x\\ufffd\\x7f\"\n"
+		 "sys.exit(0 if ok else 1)' %s %s",
+		 path, h);
+	return system(cmd);
+}
+
+static void test_json_controls(void)
+{
+	/* DEL, NEL, CSI "2J", U+0080, U+009F, RLO, é: valid UTF-8 */
+	static const char text[] = "a\x7f" "b\xc2\x85" "c\xc2\x9b" "2J\xc2\x80\xc2\x9f"
+				   "\xe2\x80\xae" "e\xc3\xa9";
+	struct json_object *o = json_object_new_object();
+	char path[] = "/tmp/test_output.XXXXXX", *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int fd;
+
+	json_add_bytes(o, "text", text, sizeof(text) - 1);
+	json_add_bytes(o, "bad", "x\xff\x7f", 3);
+	/* not through json_add_bytes: a comm is whatever bytes a task set */
+	json_object_object_add(o, "comm", json_object_new_string("c\xfe\x7f\xc2\x85"));
+	f = open_memstream(&buf, &len);
+	CHECK(f && !json_print(o, f), "json_print to memory");
+	fclose(f);
+	CHECK(raw_controls(buf, len) == 0, "%d raw DEL or C1 in %s", raw_controls(buf, len), buf);
+	CHECK(utf8_valid(buf, len), "output is UTF-8");
+	CHECK(strstr(buf, "\\u007f") && strstr(buf, "\\u0085") && strstr(buf, "\\u009b"),
+	      "escaped as \\u: %s", buf);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len, "temporary file");
+	close(fd);
+	CHECK(python_check(path, text, sizeof(text) - 1) == 0, "python json: %s", buf);
+	unlink(path);
+	free(buf);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	test_escape();
 	test_escape_truncates();
 	test_utf8();
 	test_json_bytes();
+	test_json_controls();
 	return unit_done();
 }

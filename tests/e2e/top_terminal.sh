@@ -1,0 +1,55 @@
+# `bpfstderr top` and the terminal it borrows, through tmux: what the
+# status line shows first at 120 columns, and the terminal after every
+# signal that ends top. Oracles: tmux capture-pane, the pane's own state
+# (#{alternate_on}, #{cursor_flag}) and `stty -g` before and after.
+. tests/lib.sh
+
+S=bpfstderr-term-$$
+out=$(mktmp)
+trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
+
+screen() { tmux capture-pane -p -t "$S"; }
+wait_for() {	# wait_for TEXT: up to 10 s
+	local i
+	for i in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+	return 1
+}
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }
+# top in a fresh pane; the shell around it says whether the terminal
+# settings came back, and with which exit status top ended.
+run_top() {	# run_top COLS
+	tmux kill-session -t "$S" 2>/dev/null
+	tmux new-session -d -s "$S" -x "$1" -y 30 "bash -c 'saved=\$(stty -g); \
+		$BPFSTDERR top -d 0.5 2> $out/top.err; rc=\$?; \
+		[ \"\$(stty -g)\" = \"\$saved\" ] && echo RESTORED rc=\$rc || echo NOT-RESTORED rc=\$rc; sleep 60'"
+	wait_for "bpfstderr top"
+}
+# The top process of this pane only: other tests may run their own.
+top_pid() { pgrep -P "$(tmux display -p -t "$S" '#{pane_pid}')" -x bpfstderr; }
+
+# 1. At 120 columns a paused, filtered top says so on its first line.
+run_top 120 || fail "top starts"
+keys r
+keys / z z _ n o _ s u c h Enter
+keys Space
+line=$(screen | head -n 1)
+check "120 cols: PAUSED on the status line" grep -q 'PAUSED' <<<"$line"
+check "120 cols: the filter on the status line" grep -qF 'filter: zz_no_such' <<<"$line"
+keys p
+check "120 cols: PAUSED gone once resumed" bash -c "! tmux capture-pane -p -t $S | head -n 1 | grep -q PAUSED"
+keys q
+
+# 2. Every signal a user or a hangup ends top with: terminal restored.
+for sig in HUP INT QUIT TERM USR1; do
+	run_top 100 || { fail "SIG$sig: top starts"; continue; }
+	pid=$(top_pid)
+	check "SIG$sig: top is this pane's" test -n "$pid"
+	check_eq "SIG$sig: in the alternate screen before" \
+		"$(tmux display -p -t "$S" '#{alternate_on}')" 1
+	kill -"$sig" $pid
+	check "SIG$sig: stty settings restored, exit 0" wait_for "RESTORED rc=0"
+	check_eq "SIG$sig: out of the alternate screen, cursor shown" \
+		"$(tmux display -p -t "$S" '#{alternate_on} #{cursor_flag}')" "0 1"
+	check_eq "SIG$sig: nothing on stderr" "$(cat "$out/top.err")" ""
+done
+finish
