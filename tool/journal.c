@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
 #define BUSY_TIMEOUT_MS		5000
 #define WAL_PAGES		256		/* checkpoint every ~1 MiB of WAL */
+#define WAL_SIZE_LIMIT		(1 << 20)	/* journal_size_limit */
+#define CHECKPOINT_WAIT_MS	200
 #define AGE_CHECK_NS		(10LL * 1000000000)
 #define READ_BATCH		512
 
@@ -500,7 +503,7 @@ static int setup(struct journal *j)
 	 */
 	snprintf(sql, sizeof(sql), "PRAGMA wal_autocheckpoint = %d", WAL_PAGES);
 	err = exec(j, "PRAGMA journal_mode = WAL") ?: exec(j, "PRAGMA synchronous = FULL") ?:
-	      exec(j, sql) ?: exec(j, "PRAGMA journal_size_limit = 1048576");
+	      exec(j, sql) ?: exec(j, "PRAGMA journal_size_limit = 1048576");	/* WAL_SIZE_LIMIT */
 	if (!err)
 		err = prepare_all(j);
 	if (!err)
@@ -571,19 +574,34 @@ int journal__begin(struct journal *j)
 	return err;
 }
 
-/* A writer's transaction covers its destructive reads: say what failing
- * it costs.
- */
+/* The drainer says where the bytes of a failed transaction went. */
 void journal__rollback(struct journal *j)
 {
-	size_t n = strlen(j->err);
-
-	if (j->in_tx && n)
-		snprintf(j->err + n, sizeof(j->err) - n, "; what this cycle read is lost");
 	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
 	j->in_tx = false;
 }
 
+void journal__add_error(struct journal *j, const char *fmt, ...)
+{
+	size_t n = strlen(j->err);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->err + n, sizeof(j->err) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Gives the WAL's space back: checkpoints every frame and truncates the
+ * file, waiting briefly for readers. Best effort.
+ */
+void journal__checkpoint(struct journal *j)
+{
+	sqlite3_busy_timeout(j->db, CHECKPOINT_WAIT_MS);
+	sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+}
+
+static long long wal_size(const char *path);
 static int prune(struct journal *j);
 
 int journal__commit(struct journal *j)
@@ -594,6 +612,11 @@ int journal__commit(struct journal *j)
 	if (err)
 		journal__rollback(j);
 	j->in_tx = false;
+	/* one large drain grows the WAL past its limit until the next
+	 * commit: give the space back now
+	 */
+	if (!err && wal_size(j->path) > WAL_SIZE_LIMIT)
+		journal__checkpoint(j);
 	return err;
 }
 

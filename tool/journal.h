@@ -90,6 +90,10 @@ int journal__begin(struct journal *j);
 /* Commits, then applies retention when it is due. */
 int journal__commit(struct journal *j);
 void journal__rollback(struct journal *j);
+/* Appends to the last failure's message (what became of the bytes read). */
+void journal__add_error(struct journal *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Gives the WAL's disk space back (checkpoint, truncate); best effort. */
+void journal__checkpoint(struct journal *j);
 
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);

@@ -360,6 +360,7 @@ int do_top(int argc, char **argv)
 		goto out;
 	}
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
+	err = err ?: pipeline__flush(c.pl);	/* what the journal could not keep */
 	if (err)
 		rc = journal_cli__failed(journal, err, "top");
 out:
