@@ -850,7 +850,8 @@ static int flush_kept(struct pipeline *pl)
 		return 0;
 	measure_room(pl);
 	if (pl->room < 0) {
-		journal__add_error(j, "no room on the file system of %s", journal__path(j));
+		journal__add_error(j, "%sno room on the file system of %s", journal__error(j) ? "; " : "",
+				   journal__path(j));
 		return spill(pl, -ENOSPC);
 	}
 	err = journal__begin(j) ?: replay_kept(pl) ?: journal__commit(j);

@@ -142,6 +142,75 @@ else
 	fail "mount a 1 MiB tmpfs"
 fi
 
+# -- 2b. the file system fills up in the middle of a cycle's reads: the
+# commit fails, the bytes are kept and committed when there is room; at
+# exit without room they go to a spill file the error names ---------------
+fill_mid_read() {	# DIR: fill $MNT as soon as record starts reading
+	for i in $(seq 500); do [ -s "$1/$id.2.off" ] && break; sleep 0.01; done
+	dd if=/dev/zero of="$MNT/filler" bs=4k status=none 2>/dev/null
+}
+
+tail_bytes() {	# DB ID STREAM: the journal's held tail of the stream
+	python3 -c "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+r = c.execute('select q.bytes from pending q join progs p on p.row = q.prog where p.id = ? and q.stream = ?',
+              (int(sys.argv[2]), int(sys.argv[3]))).fetchone()
+sys.stdout.buffer.write(bytes(r[0]) if r else b'')" "$@"
+}
+
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 2 1 4" > /dev/null
+for run in retry spill; do
+	MNT=$(mktmp)
+	mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT" || { fail "mount a 1 MiB tmpfs"; MNT=""; break; }
+		J=$MNT/$run.db; d5=$(mktmp)
+		: > "$d5/$id.1"
+		TMPDIR=$t CHUNK=4 shim "$d5" record -d 0.2 --journal "$J" 2> "$t/$run.err" & rpid=$!
+		for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
+		sleep 1
+		seq -f "$run line %06g of a stream read 4 bytes at a time" 1 3000 > "$d5/$id.2"
+		fill_mid_read "$d5"
+		sleep 2
+		off=$(offsets "$d5" "$id")
+		have=$(python3 tests/e2e/journal_check.py stream "$J" "$id" 2 | wc -c)
+		check "mid-read fill ($run): the commit failed, the journal lacks what was read ($have of ${off#* } bytes)" \
+			test "${off#* }" -gt 0 -a "$have" -lt "${off#* }"
+		check "mid-read fill ($run): record said it has no room" grep -q "no room on its file system" "$t/$run.err"
+		check "mid-read fill ($run): record is still running" kill -0 "$rpid"
+		if [ $run = retry ]; then
+			rm -f "$MNT/filler"
+			for i in $(seq 300); do served "$d5" "$id" && break; sleep 0.1; done
+			sleep 0.5
+			kill -TERM "$rpid"; wait "$rpid"; rc=$?
+			check_eq "mid-read fill (retry): record ends 0" "$rc" 0
+			check "mid-read fill (retry): the journal has every byte, in order" \
+				same_stream "$J" "$id" 2 "$d5/$id.2"
+		else
+			kill -TERM "$rpid"; wait "$rpid"; rc=$?
+			check_eq "mid-read fill (spill): record ends 5" "$rc" 5
+			sp=$(grep -o "are in [^ ]*bpfstderr-spill-[0-9-]*" "$t/spill.err" | cut -d' ' -f3)
+			check_eq "mid-read fill (spill): the spill file is in \$TMPDIR (the journal's file system is full)" \
+				"$(dirname "${sp:-/x}")" "$t"
+			check "mid-read fill (spill): the error names the spill file ($(tail -n 1 "$t/spill.err"))" \
+				test -n "$sp" -a -f "${sp:-/}"
+			rm -f "$MNT/filler"
+			# what was served = the journal's events and tail, then the spill
+			{ python3 tests/e2e/journal_check.py stream "$J" "$id" 2; tail_bytes "$J" "$id" 2
+			  python3 -c "
+import re, sys
+data = open(sys.argv[1], 'rb').read()
+m = re.match(rb'bpfstderr spill: prog [0-9]+ tag [0-9a-f]+ load_time_ns [0-9]+ stream stderr bytes ([0-9]+)\\n', data)
+n = int(m.group(1))
+sys.stdout.buffer.write(data[m.end():m.end() + n])" "${sp:-/dev/null}"; } > "$t/got"
+			check "mid-read fill (spill): journal + spill file = what the shim served, byte for byte" \
+				cmp -s "$t/got" <(head -c "${off#* }" "$d5/$id.2")
+			check_eq "mid-read fill (spill): the spill file is 0600" "$(stat -c %a "${sp:-/dev/null}")" 600
+		fi
+	umount "$MNT" && MNT=""
+done
+
 # -- 3. the path: no links, no devices, 0600 ------------------------------
 p=$(mktmp)
 : > "$p/target"; chmod 644 "$p/target"; ln -s target "$p/link"
@@ -186,6 +255,7 @@ else
 fi
 
 # -- 4. one large drain does not leave a large WAL --------------------------
+stop_holder H
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
 holder_cmd H "write 2 1 4" > /dev/null
