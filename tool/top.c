@@ -117,6 +117,18 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	return top_model__event(c->m, pe);
 }
 
+/* The journal's notices go on the status line: stderr would tear the
+ * curses screen. Batch mode has no status line.
+ */
+static void notice(const char *msg, void *ctx)
+{
+	struct top_ctx *c = ctx;
+
+	snprintf(c->m->notice, sizeof(c->m->notice), "%s", msg);
+	if (env.batch)
+		fprintf(stderr, "bpfstderr: %s\n", msg);
+}
+
 /* The snapshot's capacity was taken before the drain; what the drain read
  * comes off it, and what is left was never readable.
  */
@@ -317,6 +329,7 @@ int do_top(int argc, char **argv)
 	};
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
+		.notice = notice,
 	};
 	struct journal *journal = NULL;
 	enum stream_backend backend;

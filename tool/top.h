@@ -63,6 +63,7 @@ struct top_model {
 	struct grouper *groups;		/* fault groups of every program */
 	struct symbolizer *sym;
 	struct stream_health health;
+	char notice[512];		/* the journal's state when it matters (no room) */
 	bool demo;
 	double interval;		/* seconds */
 	unsigned long long fault_total, msg_total;

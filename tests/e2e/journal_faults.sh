@@ -119,6 +119,18 @@ if mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT"; then
 	check_eq "full: record said so once" "$(grep -c 'no room on its file system' "$t/full-rec.err")" 1
 	check_eq "doctor --json: the journal is full" \
 		"$("$BPFSTDERR" doctor --json --journal "$J" | jq -r .journal.full)" true
+	"$BPFSTDERR" top -b -n 2 -d 0.2 --journal "$J" > /dev/null 2> "$t/full-top.err"; rc=$?
+	check_eq "full: top -b ends 0" "$rc" 0
+	check_eq "full: top -b says once that it stopped reading" \
+		"$(grep -c 'no room on its file system' "$t/full-top.err")" 1
+	S=bpfstderr-faults-$$
+	tmux new-session -d -s "$S" -x 250 -y 30 "$BPFSTDERR top --journal $J; sleep 60"
+	for i in $(seq 50); do tmux capture-pane -p -t "$S" | grep -q "no room" && break; sleep 0.2; done
+	check "full: top's status line says that it stopped reading (tmux)" \
+		bash -c "tmux capture-pane -p -t '$S' | sed -n 2p | grep -q 'no room on its file system'"
+	tmux send-keys -t "$S" q; sleep 0.5
+	tmux kill-session -t "$S" 2>/dev/null
+	check_eq "full: still nothing read" "$(offsets "$d3" "$id")" "0 0"
 	rm -f "$MNT/filler"
 	for i in $(seq 200); do served "$d3" "$id" && break; sleep 0.1; done
 	check "full: once there is room, everything is read" served "$d3" "$id"
