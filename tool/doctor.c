@@ -161,8 +161,12 @@ static void examine(struct doctor *d)
 	debuginfo__find_vmlinux(env.vmlinux, &d->vmlinux);
 	find_bpffs(d->bpffs, sizeof(d->bpffs));
 	d->journal_path = journal_cli__path();
-	if (d->journal_path)
+	if (journal_cli__path_error()) {
+		d->journal.err = -EINVAL;
+		snprintf(d->journal.error, sizeof(d->journal.error), "%s", journal_cli__path_error());
+	} else if (d->journal_path) {
 		journal__inspect(d->journal_path, &d->journal);
+	}
 	judge(d);
 }
 
@@ -197,6 +201,24 @@ static void print_size(const char *label, long long bytes)
 	printf("%s%.1f MiB", label, bytes / 1048576.0);
 }
 
+static bool journal_full(const struct journal_info *j)
+{
+	return j->fs_free >= 0 && j->fs_free < JOURNAL_ROOM(STREAM_READ_BUF);
+}
+
+static void print_journal_room(const struct journal_info *j)
+{
+	if (j->fs_free < 0)
+		return;
+	printf("%-22s", "");
+	print_size(" file system: ", j->fs_free);
+	if (journal_full(j))
+		printf(" free: FULL, drainers stop reading streams until there is room (the kernel "
+		       "keeps up to %d bytes per stream)\n", STREAM_MAX_CAPACITY);
+	else
+		printf(" free\n");
+}
+
 static void print_journal_plain(const struct doctor *d)
 {
 	const struct journal_info *j = &d->journal;
@@ -211,6 +233,7 @@ static void print_journal_plain(const struct doctor *d)
 	fput_term(stdout, d->journal_path, strlen(d->journal_path));
 	if (!j->exists && !j->err) {
 		printf(": not created yet (follow, report, top or record create it)\n");
+		print_journal_room(j);
 		return;
 	}
 	if (j->err) {
@@ -238,6 +261,11 @@ static void print_journal_plain(const struct doctor *d)
 		printf("; events kept %lld s (--max-age)\n", j->ret.max_age);
 	else
 		printf("; events kept until the size limit\n");
+	printf("%-22s quick_check %s\n", "", j->check);
+	if (j->mode & 077)
+		printf("%-22s mode %04o: READABLE BY OTHERS; the next follow, report, top or record "
+		       "makes it 0600\n", "", j->mode);
+	print_journal_room(j);
 }
 
 static const char *fault_state(const struct fault_probe *f, bool probed)
@@ -364,8 +392,14 @@ static struct json_object *journal_json(const struct doctor *d)
 		json_add_bytes(o, "error", why, strlen(why));
 	else
 		json_object_object_add(o, "error", NULL);
+	if (j->fs_free >= 0)
+		add_int(o, "fs_free_bytes", j->fs_free);
+	add_bool(o, "full", journal_full(j));
 	if (!j->exists || j->err)
 		return o;
+	add_int(o, "mode", j->mode);
+	add_bool(o, "readable_by_others", j->mode & 077);
+	json_add_bytes(o, "quick_check", j->check, strlen(j->check));
 	add_int(o, "schema_version", j->version);
 	add_int(o, "events", j->events);
 	add_int(o, "faults", j->faults);

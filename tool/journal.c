@@ -2,11 +2,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <linux/fs.h>
 #include <sqlite3.h>
 
 #include "journal.h"
@@ -14,6 +18,8 @@
 #define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
 #define BUSY_TIMEOUT_MS		5000
 #define WAL_PAGES		256		/* checkpoint every ~1 MiB of WAL */
+#define WAL_SIZE_LIMIT		(1 << 20)	/* journal_size_limit */
+#define CHECKPOINT_WAIT_MS	200
 #define AGE_CHECK_NS		(10LL * 1000000000)
 #define READ_BATCH		512
 
@@ -94,6 +100,8 @@ struct journal {
 	sqlite3_stmt *st[S_CNT];
 	char *path;
 	char err[PATH_MAX + 256];
+	char notice[2 * PATH_MAX + 256];
+	char check[64];		/* quick_check's verdict */
 	struct retention ret;
 	long long last_age_check;
 	bool in_tx;
@@ -202,17 +210,111 @@ static int make_dir(const char *path)
 	return -errno;
 }
 
-/* SQLite creates files 0644 (less the umask): make it 0600 first. Its -wal
- * and -shm files take the database's mode.
- */
-static int make_file(const char *path)
+/* What open(2) refused, in words a user can act on. */
+static void say_open_error(struct journal *j, bool create, int fd_err)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	unsigned int flags = 0;
+	int fd;
 
-	if (fd < 0)
+	if (fd_err == ELOOP) {
+		snprintf(j->err, sizeof(j->err), "%s is a symbolic link: bpfstderr does not follow "
+			 "links for its journal; give the real path", j->path);
+		return;
+	}
+	fd = fd_err == EPERM ? open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0 && !ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
+		snprintf(j->err, sizeof(j->err), "cannot open %s for writing: the file is %s (chattr -%c)",
+			 j->path, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only",
+			 flags & FS_IMMUTABLE_FL ? 'i' : 'a');
+	else if (create)
+		snprintf(j->err, sizeof(j->err), "cannot create %s: %s", j->path, strerror(fd_err));
+	else
+		snprintf(j->err, sizeof(j->err), "cannot open %s for writing: %s", j->path, strerror(fd_err));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A journal holds what programs wrote: only its owner may read it. Its
+ * -wal and -shm files take the database's mode, so they are fixed too.
+ */
+static int tighten_mode(struct journal *j, int fd, const struct stat *st, const char *name, bool fix)
+{
+	size_t n;
+
+	if (st->st_uid != geteuid()) {
+		snprintf(j->err, sizeof(j->err), "%s belongs to uid %u, not to this user (uid %u)",
+			 name, (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return -EPERM;
+	}
+	if (!(st->st_mode & 077) || !fix)
+		return 0;
+	if (fchmod(fd, st->st_mode & 0700)) {
+		snprintf(j->err, sizeof(j->err), "%s is readable by others (mode %04o) and cannot "
+			 "be made 0600: %s", name, (unsigned int)(st->st_mode & 07777), strerror(errno));
 		return -errno;
-	close(fd);
+	}
+	n = strlen(j->notice);
+	snprintf(j->notice + n, sizeof(j->notice) - n, "%s%s was readable by others (mode %04o): made it %04o",
+		 n ? "; " : "", name, (unsigned int)(st->st_mode & 07777), (unsigned int)(st->st_mode & 0700));
 	return 0;
+}
+
+/* Only a regular file, never through a symbolic link: SQLite would write
+ * through the link, and beside a device it would create its own files
+ * (/dev/null-journal). Created 0600, since SQLite would create it 0644.
+ */
+static int open_regular(struct journal *j, const char *path, bool create, bool fix)
+{
+	int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (create ? O_CREAT : 0);
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, flags, 0600);
+	if (fd < 0) {
+		err = errno;
+		if (err == ENOENT && !create)
+			return 0;
+		say_open_error(j, create && lstat(path, &st), err);
+		if (path != j->path && err == ELOOP)
+			snprintf(j->err, sizeof(j->err), "%s is a symbolic link: refusing the journal beside it", path);
+		return -err;
+	}
+	err = fstat(fd, &st) ? -errno : 0;
+	if (!err && !S_ISREG(st.st_mode)) {
+		snprintf(j->err, sizeof(j->err), "%s is not a regular file: a journal must be one", path);
+		err = -EINVAL;
+	}
+	err = err ?: tighten_mode(j, fd, &st, path, fix);
+	close(fd);
+	return err;
+}
+
+/* lstat first: opening a FIFO or a device to find out is not harmless.
+ * fix: make the modes 0600 (once the journal is accepted: a refused file
+ * is left as it is).
+ */
+static int check_path(struct journal *j, bool fix)
+{
+	static const char *const sides[] = { "-wal", "-shm" };
+	char side[PATH_MAX + 8];
+	struct stat st;
+	size_t i;
+	int err;
+
+	if (!lstat(j->path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		snprintf(j->err, sizeof(j->err), "%s is not a regular file: a journal must be one", j->path);
+		return -EINVAL;
+	}
+	err = open_regular(j, j->path, true, fix);
+	for (i = 0; !err && i < sizeof(sides) / sizeof(sides[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", j->path, sides[i]);
+		if (!lstat(side, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			snprintf(j->err, sizeof(j->err), "%s is not a regular file", side);
+			return -EINVAL;
+		}
+		err = open_regular(j, side, false, fix);
+	}
+	return err;
 }
 
 static int check_version(struct journal *j, long long *version)
@@ -240,6 +342,73 @@ static int check_version(struct journal *j, long long *version)
 		return -EPROTO;
 	}
 	return 0;
+}
+
+struct deadline {
+	long long end_ns;
+	bool hit;
+};
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+static int past_deadline(void *ctx)
+{
+	struct deadline *d = ctx;
+
+	d->hit = mono_ns() > d->end_ns;
+	return d->hit;
+}
+
+/* SQLite's own quick_check, stopped after JOURNAL_CHECK_MS: a corrupt page
+ * found before any read costs nothing; found at a commit, it would cost
+ * the reads of that cycle (which then go to a spill file).
+ */
+static int quick_check(struct journal *j, char *verdict, size_t len)
+{
+	struct deadline dl = { .end_ns = mono_ns() + JOURNAL_CHECK_MS * 1000000LL };
+	char first[512] = "";
+	sqlite3_stmt *st;
+	int rc;
+
+	sqlite3_progress_handler(j->db, 1000, past_deadline, &dl);
+	rc = sqlite3_prepare_v2(j->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			snprintf(first, sizeof(first), "%s", (const char *)sqlite3_column_text(st, 0) ?: "");
+		else
+			snprintf(first, sizeof(first), "%s", sqlite3_errmsg(j->db));
+		sqlite3_finalize(st);
+	} else {
+		snprintf(first, sizeof(first), "%s", sqlite3_errmsg(j->db));
+	}
+	sqlite3_progress_handler(j->db, 0, NULL, NULL);
+	for (char *c = first; (c = strchr(c, '\n')); )
+		*c = ' ';	/* one line */
+	if (dl.hit) {
+		snprintf(verdict, len, "not finished within %d ms", JOURNAL_CHECK_MS);
+		return 0;
+	}
+	if (rc == SQLITE_ROW && !strcmp(first, "ok")) {
+		snprintf(verdict, len, "ok");
+		return 0;
+	}
+	if (rc != SQLITE_ROW && sql_errno(rc) != -EBADMSG) {
+		snprintf(j->err, sizeof(j->err), "cannot check %s: %s", j->path, first);
+		return sql_errno(rc) ?: -EIO;
+	}
+	if ((rc & 0xff) == SQLITE_NOTADB)
+		snprintf(j->err, sizeof(j->err), "%s is not a bpfstderr journal (%s)", j->path, first);
+	else
+		snprintf(j->err, sizeof(j->err), "%s is corrupt (SQLite quick_check: %s)", j->path, first);
+	snprintf(verdict, len, "corrupt");
+	return -EBADMSG;
 }
 
 /* Brings the schema up to date under the write lock, so that two processes
@@ -312,7 +481,8 @@ static int setup(struct journal *j)
 	char sql[64];
 	int rc, err;
 
-	rc = sqlite3_open_v2(j->path, &j->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(j->path, &j->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK)
 		return fail(j, rc, "cannot open the journal");
 	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
@@ -321,6 +491,10 @@ static int setup(struct journal *j)
 		snprintf(j->err, sizeof(j->err), "%s cannot be written", j->path);
 		return -EROFS;
 	}
+	/* before anything is written to it, and before any stream is read */
+	err = quick_check(j, j->check, sizeof(j->check));
+	if (err)
+		return err;
 	err = migrate(j);
 	if (err)
 		return err;
@@ -329,7 +503,7 @@ static int setup(struct journal *j)
 	 */
 	snprintf(sql, sizeof(sql), "PRAGMA wal_autocheckpoint = %d", WAL_PAGES);
 	err = exec(j, "PRAGMA journal_mode = WAL") ?: exec(j, "PRAGMA synchronous = FULL") ?:
-	      exec(j, sql) ?: exec(j, "PRAGMA journal_size_limit = 1048576");
+	      exec(j, sql) ?: exec(j, "PRAGMA journal_size_limit = 1048576");	/* WAL_SIZE_LIMIT */
 	if (!err)
 		err = prepare_all(j);
 	if (!err)
@@ -349,13 +523,12 @@ int journal__open(struct journal **out, const char *path)
 	if (!j->path)
 		return -ENOMEM;
 	err = make_dir(path);
-	if (!err)
-		err = make_file(path);
 	if (err) {
-		snprintf(j->err, sizeof(j->err), "cannot create %s: %s", path, strerror(-err));
+		snprintf(j->err, sizeof(j->err), "cannot create the directory of %s: %s", path,
+			 strerror(-err));
 		return err;
 	}
-	return setup(j);
+	return check_path(j, false) ?: setup(j) ?: check_path(j, true);
 }
 
 void journal__close(struct journal *j)
@@ -383,6 +556,11 @@ const char *journal__error(const struct journal *j)
 	return j->err[0] ? j->err : NULL;
 }
 
+const char *journal__notice(const struct journal *j)
+{
+	return j->notice[0] ? j->notice : NULL;
+}
+
 /* ---- writing ------------------------------------------------------------------ */
 
 int journal__begin(struct journal *j)
@@ -396,19 +574,34 @@ int journal__begin(struct journal *j)
 	return err;
 }
 
-/* A writer's transaction covers its destructive reads: say what failing
- * it costs.
- */
+/* The drainer says where the bytes of a failed transaction went. */
 void journal__rollback(struct journal *j)
 {
-	size_t n = strlen(j->err);
-
-	if (j->in_tx && n)
-		snprintf(j->err + n, sizeof(j->err) - n, "; what this cycle read is lost");
 	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
 	j->in_tx = false;
 }
 
+void journal__add_error(struct journal *j, const char *fmt, ...)
+{
+	size_t n = strlen(j->err);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->err + n, sizeof(j->err) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Gives the WAL's space back: checkpoints every frame and truncates the
+ * file, waiting briefly for readers. Best effort.
+ */
+void journal__checkpoint(struct journal *j)
+{
+	sqlite3_busy_timeout(j->db, CHECKPOINT_WAIT_MS);
+	sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+}
+
+static long long wal_size(const char *path);
 static int prune(struct journal *j);
 
 int journal__commit(struct journal *j)
@@ -419,6 +612,11 @@ int journal__commit(struct journal *j)
 	if (err)
 		journal__rollback(j);
 	j->in_tx = false;
+	/* one large drain grows the WAL past its limit until the next
+	 * commit: give the space back now
+	 */
+	if (!err && wal_size(j->path) > WAL_SIZE_LIMIT)
+		journal__checkpoint(j);
 	return err;
 }
 
@@ -832,6 +1030,26 @@ int journal__prune(struct journal *j)
 	return err ?: journal__commit(j);
 }
 
+/* ---- room ------------------------------------------------------------------------- */
+
+long long journal__fs_free(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	struct statvfs sv;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (statvfs(dir, &sv))
+		return -errno;
+	return (long long)sv.f_bavail * sv.f_frsize;
+}
+
 /* ---- inspecting --------------------------------------------------------------------- */
 
 static long long wal_size(const char *path)
@@ -843,7 +1061,10 @@ static long long wal_size(const char *path)
 	return stat(wal, &st) ? 0 : st.st_size;
 }
 
-static void inspect_counts(struct journal *j, struct journal_info *info)
+/* A count that cannot be read is a journal that cannot be read: say why,
+ * rather than show -1.
+ */
+static int inspect_counts(struct journal *j, struct journal_info *info)
 {
 	info->events = single_int(j, "SELECT count(*) FROM events");
 	info->faults = single_int(j, "SELECT count(*) FROM events WHERE kind = 1");
@@ -854,26 +1075,58 @@ static void inspect_counts(struct journal *j, struct journal_info *info)
 	info->used_bytes = used_bytes(j);
 	info->file_bytes = file_bytes(j);
 	info->wal_bytes = wal_size(j->path);
+	if (info->events < 0 || info->faults < 0 || info->programs < 0 || info->unloaded < 0 ||
+	    info->used_bytes < 0 || info->file_bytes < 0) {
+		snprintf(j->err, sizeof(j->err), "cannot read %s: %s", j->path, sqlite3_errmsg(j->db));
+		return -EBADMSG;
+	}
 	if (prepare_all(j))
-		return;
+		return 0;
 	load_retention(j);
 	info->ret = j->ret;
+	return 0;
+}
+
+/* What would make journal__open refuse the path, or fix its mode. */
+static int inspect_path(const char *path, struct journal_info *info)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	info->exists = true;
+	info->mode = st.st_mode & 07777;
+	if (S_ISLNK(st.st_mode))
+		snprintf(info->error, sizeof(info->error), "%s is a symbolic link: bpfstderr does not "
+			 "follow links for its journal; give the real path", path);
+	else if (!S_ISREG(st.st_mode))
+		snprintf(info->error, sizeof(info->error), "%s is not a regular file: a journal must be one",
+			 path);
+	else if (st.st_uid != geteuid())
+		snprintf(info->error, sizeof(info->error), "%s belongs to uid %u, not to this user (uid %u)",
+			 path, (unsigned int)st.st_uid, (unsigned int)geteuid());
+	else
+		return 0;
+	return -EINVAL;
 }
 
 int journal__inspect(const char *path, struct journal_info *info)
 {
 	struct journal j = { .path = (char *)path };
-	struct stat st;
 	int rc, err;
 
 	memset(info, 0, sizeof(*info));
-	if (stat(path, &st))
-		return errno == ENOENT ? 0 : (info->err = -errno);
-	info->exists = true;
-	rc = sqlite3_open_v2(path, &j.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	err = rc == SQLITE_OK ? check_version(&j, &info->version) : fail(&j, rc, "cannot open");
+	info->fs_free = journal__fs_free(path);
+	err = inspect_path(path, info);
+	if (err || !info->exists)
+		return info->err = err;
+	rc = sqlite3_open_v2(path, &j.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			     NULL);
+	err = rc == SQLITE_OK ? quick_check(&j, info->check, sizeof(info->check)) :
+				fail(&j, rc, "cannot open");
+	err = err ?: check_version(&j, &info->version);
 	if (!err && info->version == JOURNAL_SCHEMA_VERSION)
-		inspect_counts(&j, info);
+		err = inspect_counts(&j, info);
 	info->err = err;
 	snprintf(info->error, sizeof(info->error), "%s", j.err);
 	for (rc = 0; rc < S_CNT; rc++)

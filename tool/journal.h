@@ -62,16 +62,24 @@ struct retention {
 
 struct journal;
 
-/* Opens (creating, mode 0600, and its directory, 0700, as needed) and
- * migrates. -EPROTO: written by a newer bpfstderr; -EBADMSG: not a
- * journal (corrupt); other -errno from the file system. journal__error()
- * says what went wrong.
+/* SQLite's quick_check runs at every open, for at most this long. */
+#define JOURNAL_CHECK_MS	3000
+
+/* Opens (creating, mode 0600, and its directory, 0700, as needed), checks
+ * (quick_check) and migrates. Refuses a symbolic link, anything but a
+ * regular file, and a file of another user (-ELOOP, -EINVAL, -EPERM); a
+ * journal (or -wal, -shm) readable by others is made 0600, and
+ * journal__notice() says so. -EPROTO: written by a newer bpfstderr;
+ * -EBADMSG: not a journal, or corrupt; other -errno from the file
+ * system. journal__error() says what went wrong.
  */
 int journal__open(struct journal **out, const char *path);
 void journal__close(struct journal *j);
 const char *journal__path(const struct journal *j);
 /* The last failure, or NULL. */
 const char *journal__error(const struct journal *j);
+/* What opening changed (a mode made 0600), or NULL. */
+const char *journal__notice(const struct journal *j);
 
 /* ---- writing: one transaction per drain cycle --------------------------- */
 
@@ -82,6 +90,10 @@ int journal__begin(struct journal *j);
 /* Commits, then applies retention when it is due. */
 int journal__commit(struct journal *j);
 void journal__rollback(struct journal *j);
+/* Appends to the last failure's message (what became of the bytes read). */
+void journal__add_error(struct journal *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Gives the WAL's disk space back (checkpoint, truncate); best effort. */
+void journal__checkpoint(struct journal *j);
 
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
@@ -136,12 +148,30 @@ int journal__set_retention(struct journal *j, const struct retention *r);
  */
 int journal__prune(struct journal *j);
 
+/* ---- room ----------------------------------------------------------------- */
+
+/* A drainer reads only when the journal's file system has room for what
+ * it reads: the WAL takes the bytes with the pages and index entries they
+ * touch, the database takes them again at the checkpoint. Without room the
+ * bytes stay in the kernel (up to the stream's capacity).
+ */
+#define JOURNAL_ROOM_SLACK	(128LL << 10)
+#define JOURNAL_ROOM(bytes)	(2 * (long long)(bytes) + JOURNAL_ROOM_SLACK)
+
+/* Free bytes (for unprivileged writers: root's reserve is not counted) on
+ * the file system that holds path, or -errno.
+ */
+long long journal__fs_free(const char *path);
+
 /* ---- inspecting (doctor): read-only, never creates ------------------------- */
 
 struct journal_info {
 	bool exists;
 	int err;			/* as journal__open's */
 	char error[PATH_MAX + 256];
+	unsigned int mode;		/* of the file; & 077: opening makes it 0600 */
+	char check[64];			/* quick_check: "ok", or why not */
+	long long fs_free;		/* journal__fs_free(), or -errno */
 	long long version;
 	long long events, faults, programs, unloaded;
 	long long oldest_ns, newest_ns;	/* 0 when empty */

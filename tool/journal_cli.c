@@ -23,7 +23,8 @@ static struct {
 static const struct argp_option journal_opts[] = {
 	{ NULL, 0, NULL, 0, "Journal:", 50 },
 	{ "journal", OPT_JOURNAL, "PATH", 0,
-	  "Journal database (default: $BPFSTDERR_JOURNAL, else " JOURNAL_DEFAULT_PATH ")", 50 },
+	  "Journal database, a regular file (not a link), kept 0600 (default: "
+	  "$BPFSTDERR_JOURNAL, else " JOURNAL_DEFAULT_PATH ")", 50 },
 	{ "no-journal", OPT_NO_JOURNAL, NULL, 0,
 	  "No journal: reads are destructive, other bpfstderr processes miss what this one reads", 50 },
 	{},
@@ -89,7 +90,20 @@ const char *journal_cli__path(void)
 
 	if (jenv.none)
 		return NULL;
-	return path && *path ? path : JOURNAL_DEFAULT_PATH;
+	return path ?: JOURNAL_DEFAULT_PATH;
+}
+
+/* An empty BPFSTDERR_JOURNAL is a mistake in a unit file or a script, not
+ * a wish for the system journal.
+ */
+const char *journal_cli__path_error(void)
+{
+	const char *path = journal_cli__path();
+
+	if (path && !*path)
+		return "BPFSTDERR_JOURNAL is empty: set it to a path, or unset it for "
+		       JOURNAL_DEFAULT_PATH;
+	return NULL;
 }
 
 int journal_cli__open(struct journal **out, bool required)
@@ -108,7 +122,13 @@ int journal_cli__open(struct journal **out, bool required)
 		      "what this one reads");
 		return EXIT_OK;
 	}
+	if (journal_cli__path_error()) {
+		p_err("%s", journal_cli__path_error());
+		return EXIT_USAGE;
+	}
 	err = journal__open(&j, path);
+	if (j && journal__notice(j))	/* even when refused: the mode was changed */
+		p_err("journal: %s", journal__notice(j));
 	if (err == -ENOMEM) {
 		p_err("journal %s: out of memory", path);
 		journal__close(j);

@@ -15,6 +15,8 @@ extern const struct argp_child journal_children[];
 
 /* The journal the user chose, or NULL under --no-journal. */
 const char *journal_cli__path(void);
+/* Why that choice is no path (an empty BPFSTDERR_JOURNAL), or NULL. */
+const char *journal_cli__path_error(void);
 /* Opens the journal the user chose. EXIT_OK with *out NULL under
  * --no-journal (said once on stderr), else the exit code after one line
  * on stderr. required: --no-journal is a usage error (record).

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline.h"
 
@@ -12,6 +15,21 @@
 struct learned_row {
 	long long row, upto_seq;
 };
+
+/* Bytes of one stream read in this cycle, or read and never committed:
+ * a failed commit keeps them, and the next transaction feeds them again
+ * before anything new is read.
+ */
+struct kept {
+	struct kept *next;
+	struct jprog p;
+	int stream;
+	char *buf;
+	size_t len, cap;
+};
+
+/* Returned by the drain callback to stop reading: no room in the journal. */
+#define STOP_NO_ROOM	1
 
 struct pipeline {
 	struct pipeline_ops ops;
@@ -25,6 +43,9 @@ struct pipeline {
 	struct learned_row *learned;
 	size_t nlearned;
 	int err;			/* first sink error */
+	struct kept *log;		/* journal: this cycle's reads, then the kept ones */
+	long long room;			/* journal: bytes the file system can still take */
+	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
 };
 
 static long long ns_of(const struct timespec *ts)
@@ -175,6 +196,163 @@ static void call_gone(struct pipeline *pl)
 	pl->ngone = 0;
 }
 
+/* ---- bytes read and not committed ---------------------------------------- */
+
+static void kept_free(struct kept *k)
+{
+	struct kept *next;
+
+	for (; k; k = next) {
+		next = k->next;
+		free(k->buf);
+		free(k);
+	}
+}
+
+static size_t kept_bytes(const struct kept *k)
+{
+	size_t n = 0;
+
+	for (; k; k = k->next)
+		n += k->len;
+	return n;
+}
+
+/* In the order read: a stream's kept bytes come before its new ones. */
+static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, int s)
+{
+	struct kept **tail = &pl->log, *k;
+
+	if (t->log[s])
+		return t->log[s];
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	k->p = t->p;
+	k->p.row = 0;
+	k->stream = s + 1;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = k;
+	t->log[s] = k;
+	return k;
+}
+
+static int kept_add(struct pipeline *pl, struct tracked *t, int s, const void *buf, size_t len)
+{
+	struct kept *k = kept_entry(pl, t, s);
+	size_t cap;
+	char *tmp;
+
+	if (!k)
+		return -ENOMEM;
+	if (k->len + len > k->cap) {
+		cap = (k->len + len) * 2;
+		tmp = realloc(k->buf, cap);
+		if (!tmp)
+			return -ENOMEM;
+		k->buf = tmp;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->len, buf, len);
+	k->len += len;
+	return 0;
+}
+
+static void say(struct pipeline *pl, const char *fmt, ...)
+{
+	char msg[PATH_MAX + 512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pl->ops.notice)
+		pl->ops.notice(msg, pl->ops.ctx);
+	else
+		fprintf(stderr, "bpfstderr: %s\n", msg);
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (; len; buf = (const char *)buf + n, len -= n) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* One header line per stream, then its bytes exactly as read. */
+static int spill_to(int fd, const struct kept *k)
+{
+	char head[512];
+	int err = 0;
+
+	for (; k && !err; k = k->next) {
+		snprintf(head, sizeof(head), "bpfstderr spill: prog %u tag %s load_time_ns %llu stream %s "
+			 "bytes %zu\n", k->p.id, k->p.tag, (unsigned long long)k->p.load_time_ns,
+			 k->stream == STREAM_STDOUT_ID ? "stdout" : "stderr", k->len);
+		err = write_all(fd, head, strlen(head)) ?: write_all(fd, k->buf, k->len) ?:
+		      write_all(fd, "\n", 1);
+	}
+	return err;
+}
+
+/* Beside the journal, else in $TMPDIR or /tmp (the journal's file system
+ * may be the full one): 0600, as the journal.
+ */
+static int spill_file(struct pipeline *pl, char *path, size_t len)
+{
+	const char *jpath = journal__path(pl->ops.journal), *slash = strrchr(jpath, '/');
+	const char *tmp = getenv("TMPDIR") ?: "/tmp";
+	int i, fd, dlen;
+
+	for (i = 0; i < 2; i++) {
+		dlen = i ? (int)strlen(tmp) : slash ? (int)(slash - jpath) : 1;
+		snprintf(path, len, "%.*s/bpfstderr-spill-%d-%lld", dlen, i ? tmp : slash ? jpath : ".",
+			 (int)getpid(), (long long)time(NULL));
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			continue;
+		if (!spill_to(fd, pl->log) && !fsync(fd)) {
+			if (!close(fd))
+				return 0;
+		} else {
+			close(fd);
+		}
+		unlink(path);
+	}
+	return -EIO;
+}
+
+/* The journal could not keep what was read: it goes to a spill file, or
+ * failing that to stderr, and the journal's error says which.
+ */
+static int spill(struct pipeline *pl, int err)
+{
+	size_t n = kept_bytes(pl->log);
+	char path[PATH_MAX + 64];
+
+	if (!pl->log)
+		return err;
+	if (!spill_file(pl, path, sizeof(path))) {
+		journal__add_error(pl->ops.journal, "; the %zu bytes read and not kept are in %s", n, path);
+	} else {
+		journal__add_error(pl->ops.journal, "; no spill file could be written: the %zu bytes read "
+				   "and not kept are on stderr above", n);
+		fprintf(stderr, "bpfstderr: the journal could not keep these bytes:\n");
+		spill_to(STDERR_FILENO, pl->log);
+	}
+	kept_free(pl->log);
+	pl->log = NULL;
+	return err;
+}
+
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Journal: carry on from the bytes the last drainer, any process, held. */
@@ -215,19 +393,43 @@ static int stream_close(struct tracked *t, int s, unsigned long long got)
 	return err;
 }
 
-static int on_bytes(__u32 id, int stream, const void *buf, size_t len, void *ctx)
+/* Journal: a read's bytes, also logged until the commit. */
+static int take_bytes(struct tracked *t, int s, const void *buf, size_t len)
 {
-	struct tracked *t = ctx;
-	int s = stream - 1, err;
+	int err;
 
-	(void)id;
 	if (!t->reasm[s]) {
 		err = stream_open(t, s);
 		if (err)
 			return err;
 	}
+	err = kept_add(t->pl, t, s, buf, len);
+	return err ?: reasm__feed(t->reasm[s], buf, len);
+}
+
+/* Is there room for one more read? Asked before every read. */
+static bool room_for_read(struct pipeline *pl)
+{
+	return pl->room >= 2LL * STREAM_READ_BUF;
+}
+
+static int on_bytes(__u32 id, int stream, const void *buf, size_t len, void *ctx)
+{
+	struct tracked *t = ctx;
+	struct pipeline *pl = t->pl;
+	int s = stream - 1, err;
+
+	(void)id;
 	t->bytes_read[s] += len;
-	return reasm__feed(t->reasm[s], buf, len);
+	if (!pl->ops.journal)
+		return reasm__feed(t->reasm[s], buf, len);
+	err = take_bytes(t, s, buf, len);
+	pl->room -= 2LL * len;
+	if (!err && !room_for_read(pl)) {
+		pl->no_room = true;
+		return STOP_NO_ROOM;	/* the rest stays in the kernel */
+	}
+	return err;
 }
 
 /* Only streams with bytes accounted are read: idle programs cost nothing.
@@ -257,8 +459,12 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	memcpy(before, t->bytes_read, sizeof(before));
 	if (!mask)
 		return 0;
+	if (pl->ops.journal && !room_for_read(pl)) {
+		pl->no_room = true;
+		return 0;
+	}
 	err = drainer__drain(pl->drainer, p->id, mask, on_bytes, t);
-	if (err == -ENOENT)
+	if (err == -ENOENT || err == STOP_NO_ROOM)
 		err = 0;	/* unloaded since the snapshot: flushed next cycle */
 	for (s = 0; s < STREAM_CNT; s++) {
 		got += t->bytes_read[s] - before[s];
@@ -306,6 +512,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		if (!t)
 			continue;
 		next[n++] = t;
+		memset(t->log, 0, sizeof(t->log));
 		if (!may_read || err)
 			continue;
 		got = drain_one(pl, t, p);
@@ -397,32 +604,125 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 	       journal__live_progs(pl->ops.journal, stops_at_unloaded, pl) > 0;
 }
 
+/* The rows of a rolled-back transaction are gone: look them up again. */
+static void forget_rows(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->cnt; i++)
+		pl->t[i]->p.row = 0;
+}
+
+/* Bytes kept from a failed commit go first, as read, ahead of anything new. */
+static int replay_kept(struct pipeline *pl)
+{
+	struct kept *old = pl->log, *k;
+	struct tracked *t;
+	int s, err = 0;
+
+	pl->log = NULL;
+	for (k = old; k && !err; k = k->next) {
+		t = tracked_new(pl, &k->p);
+		if (!t) {
+			err = -ENOMEM;
+			break;
+		}
+		s = k->stream - 1;
+		err = take_bytes(t, s, k->buf, k->len);
+		if (t->reasm[s]) {
+			int cerr = stream_close(t, s, k->len);
+
+			err = err ?: cerr;
+		}
+		tracked_free(t);
+	}
+	if (err) {
+		kept_free(pl->log);
+		pl->log = old;
+		return err;
+	}
+	kept_free(old);
+	return 0;
+}
+
+/* Room for this cycle's writes, measured before any read: without it
+ * nothing is read, and the kernel keeps the bytes. A checkpoint gives the
+ * WAL's space back first.
+ */
+static void measure_room(struct pipeline *pl)
+{
+	struct journal *j = pl->ops.journal;
+	long long free = journal__fs_free(journal__path(j));
+	long long want = 2LL * kept_bytes(pl->log);
+
+	if (free >= 0 && free - JOURNAL_ROOM_SLACK - want < 2LL * STREAM_READ_BUF) {
+		journal__checkpoint(j);
+		free = journal__fs_free(journal__path(j));
+	}
+	pl->room = free < 0 ? LLONG_MAX / 2 : free - JOURNAL_ROOM_SLACK - want;
+	pl->no_room = !room_for_read(pl);
+}
+
+static void say_room(struct pipeline *pl)
+{
+	if (pl->no_room && !pl->said_no_room)
+		say(pl, "journal %s: no room on its file system for what streams hold: stopped "
+		    "reading them (the kernel keeps up to %d bytes per stream) until there is room",
+		    journal__path(pl->ops.journal), STREAM_MAX_CAPACITY);
+	else if (!pl->no_room && pl->said_no_room && !pl->log)
+		say(pl, "journal %s: room again: reading streams", journal__path(pl->ops.journal));
+	else
+		return;
+	pl->said_no_room = pl->no_room;
+}
+
+/* A commit failed after reads: retry what can be retried (no space, a
+ * busy lock), keeping the bytes; anything else spills them.
+ */
+static long commit_failed(struct pipeline *pl, int err)
+{
+	journal__rollback(pl->ops.journal);
+	forget_rows(pl);
+	if (err == -ENOSPC)
+		pl->no_room = true;
+	if (err == -ENOSPC || err == -EBUSY)
+		return 0;
+	return spill(pl, err);
+}
+
 /* One transaction from before the first destructive read to after the
  * last event: other bpfstderr processes wait for it, so the journal has
  * every event once, in the kernel's order. A kill before the commit loses
- * what this cycle read, and nothing else.
+ * what this cycle read, and nothing else. New bytes are read only when
+ * nothing is kept from a failed commit, so what waits in memory is at
+ * most one cycle's reads.
  */
 static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
 {
 	struct journal *j = pl->ops.journal;
+	bool retry = pl->log;
 	long got;
 	int err;
 
-	if (!journal_work(pl, now))
+	measure_room(pl);
+	if (retry && pl->room < 0)
+		return drain_all(pl, now, false);
+	if (!retry && !journal_work(pl, now))
 		return drain_all(pl, now, false);
 	err = journal__begin(j);
 	if (err == -EBUSY)
 		return drain_all(pl, now, false);	/* the next cycle reads */
 	if (err)
 		return err;
-	got = drain_all(pl, now, true);
-	err = got < 0 ? got : journal__pending_list(j, flush_tail, pl);
+	err = retry ? replay_kept(pl) : 0;
+	got = drain_all(pl, now, !retry && !err);
+	err = err ?: got < 0 ? got : journal__pending_list(j, flush_tail, pl);
 	err = err ?: journal__live_progs(j, mark_unloaded, pl);
 	err = err ?: journal__commit(j);
-	if (err) {
-		journal__rollback(j);
-		return err;
-	}
+	if (err)
+		return commit_failed(pl, err);
+	kept_free(pl->log);
+	pl->log = NULL;
 	return got;
 }
 
@@ -513,6 +813,8 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 
 	pl->now = now;
 	got = pl->ops.journal ? journal_cycle(pl, now) : drain_all(pl, now, true);
+	if (pl->ops.journal)
+		say_room(pl);
 	if (got >= 0 && pl->ops.journal && pl->ops.sink)
 		err = journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
 	call_gone(pl);
@@ -538,6 +840,30 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 	return got;
 }
 
+/* Bytes kept from a failed commit get one more transaction of their own. */
+static int flush_kept(struct pipeline *pl)
+{
+	struct journal *j = pl->ops.journal;
+	int err;
+
+	if (!pl->log)
+		return 0;
+	measure_room(pl);
+	if (pl->room < 0) {
+		journal__add_error(j, "%sno room on the file system of %s", journal__error(j) ? "; " : "",
+				   journal__path(j));
+		return spill(pl, -ENOSPC);
+	}
+	err = journal__begin(j) ?: replay_kept(pl) ?: journal__commit(j);
+	if (!err) {
+		kept_free(pl->log);
+		pl->log = NULL;
+		return 0;
+	}
+	journal__rollback(j);
+	return spill(pl, err);
+}
+
 int pipeline__flush(struct pipeline *pl)
 {
 	size_t i;
@@ -545,7 +871,7 @@ int pipeline__flush(struct pipeline *pl)
 
 	for (i = 0; i < pl->cnt; i++)
 		err = err ?: tracked_flush(pl->t[i]);
-	return err;
+	return err ?: pl->ops.journal ? flush_kept(pl) : 0;
 }
 
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out)
@@ -565,5 +891,6 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->t);
 	free(pl->gone);
 	free(pl->learned);
+	kept_free(pl->log);
 	free(pl);
 }

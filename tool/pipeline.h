@@ -13,6 +13,8 @@
 #include "stream.h"
 #include "symbolize.h"
 
+struct kept;
+
 /* A program the pipeline follows: identity and what this process read. */
 struct tracked {
 	struct jprog p;				/* p.row: 0 until the journal has it */
@@ -20,6 +22,7 @@ struct tracked {
 	unsigned long long bytes_read[STREAM_CNT];
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */
+	struct kept *log[STREAM_CNT];		/* journal: this cycle's bytes */
 	struct pipeline *pl;
 };
 
@@ -50,6 +53,10 @@ struct pipeline_ops {
 	 */
 	struct journal *journal;
 	bool history;			/* journal: start from its oldest event */
+	/* journal: what changed in the pipeline's state ("no room: reads
+	 * stopped", "reading again"), said once each; NULL: a line on stderr
+	 */
+	void (*notice)(const char *msg, void *ctx);
 	long long since_ns, until_ns;	/* journal: event time window, 0: open */
 };
 
@@ -67,7 +74,10 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
 /* pipeline__cycle over a snapshot taken now (no owners). */
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
 /* Emit everything held, as at the end of every stream. With a journal,
- * held bytes stay there for the next drainer (or are emitted once stale).
+ * held bytes stay there for the next drainer (or are emitted once stale);
+ * bytes read but not committed yet (the journal was full) get one more
+ * commit, else go to a spill file that the error (journal__error()) names.
+ * Call it before exiting.
  */
 int pipeline__flush(struct pipeline *pl);
 /* Tracked programs, sorted by id; valid until the next cycle. */

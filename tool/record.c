@@ -81,11 +81,15 @@ static void on_signal(int sig)
 static int cycle(struct progs *progs, struct pipeline *pl, struct journal *j)
 {
 	long got = pipeline__cycle_fresh(pl, progs);
+	int err;
 
 	if (got < 0)
 		return got;
-	/* idle cycles commit nothing: age limits still apply */
-	return journal__prune(j);
+	/* idle cycles commit nothing: age limits still apply; a full file
+	 * system stops reads (the pipeline said so) and not the recorder
+	 */
+	err = journal__prune(j);
+	return err == -ENOSPC ? 0 : err;
 }
 
 static int run(struct progs *progs, struct pipeline *pl, struct journal *j)
@@ -104,8 +108,11 @@ static int run(struct progs *progs, struct pipeline *pl, struct journal *j)
 		if (!err && !stop)
 			nanosleep(&ts, NULL);	/* a signal cuts it short */
 	}
-	/* one last drain: what was written before the signal is kept */
-	return err ?: cycle(progs, pl, j);
+	/* one last drain: what was written before the signal is kept; bytes
+	 * the journal had no room for go to a spill file
+	 */
+	err = err ?: cycle(progs, pl, j);
+	return err ?: pipeline__flush(pl);
 }
 
 int do_record(int argc, char **argv)
@@ -118,7 +125,9 @@ int do_record(int argc, char **argv)
 		       "foreground, with retention by age and size. Quiet unless something fails; "
 		       "SIGTERM or SIGINT: a last drain, then exit 0.\v"
 		       "Views (follow, report, top) read the journal, so they show what record "
-		       "drained. The limits are stored in the journal and every writer applies them.",
+		       "drained. The limits are stored in the journal and every writer applies them. "
+		       "While the journal's file system is full, nothing is read (the kernel keeps "
+		       "the bytes) and record says so once, then carries on when there is room.",
 	};
 	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all };
 	struct symbolizer *sym = NULL;

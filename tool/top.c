@@ -120,6 +120,18 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	return top_model__event(c->m, pe);
 }
 
+/* The journal's notices go on the status line: stderr would tear the
+ * curses screen. Batch mode has no status line.
+ */
+static void notice(const char *msg, void *ctx)
+{
+	struct top_ctx *c = ctx;
+
+	snprintf(c->m->notice, sizeof(c->m->notice), "%s", msg);
+	if (env.batch)
+		fprintf(stderr, "bpfstderr: %s\n", msg);
+}
+
 /* The snapshot's capacity was taken before the drain; what the drain read
  * comes off it, and what is left was never readable.
  */
@@ -345,6 +357,7 @@ int do_top(int argc, char **argv)
 	};
 	struct pipeline_ops ops = {
 		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
+		.notice = notice,
 	};
 	struct journal *journal = NULL;
 	enum stream_backend backend;
@@ -352,7 +365,7 @@ int do_top(int argc, char **argv)
 	struct demo *demo = NULL;
 	struct top_model m;
 	struct top_ctx c = { .m = &m };
-	int err, rc;
+	int err, flush_err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
@@ -391,6 +404,9 @@ int do_top(int argc, char **argv)
 	}
 	m.demo_refused = demo__notice(demo);
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
+	/* what the journal could not keep goes to a spill file, whatever ended top */
+	flush_err = pipeline__flush(c.pl);
+	err = err ?: flush_err;
 	if (err && ferror(stdout))
 		rc = output_failed(err);
 	else if (err)

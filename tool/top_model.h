@@ -63,6 +63,7 @@ struct top_model {
 	struct grouper *groups;		/* fault groups of every program */
 	struct symbolizer *sym;
 	struct stream_health health;
+	char notice[512];		/* the journal's state when it matters (no room) */
 	bool demo;
 	const char *demo_refused;	/* sources the host refused, or NULL */
 	double interval;		/* seconds */

@@ -290,6 +290,12 @@ static void draw_status(struct tui *t)
 	style_on(t, 0, A_BOLD);
 	put_clipped(0, 0, line, COLS);
 	style_off(t, 0, A_BOLD);
+	if (t->m->notice[0]) {	/* reads stopped: it changes what the screen means */
+		style_on(t, PAIR_WARN, A_BOLD);
+		put_clipped(1, 0, t->m->notice, COLS);
+		style_off(t, PAIR_WARN, A_BOLD);
+		return;
+	}
 	if (h->verdict == WRITE_WORKS) {
 		style_on(t, PAIR_OK, 0);
 		put_clipped(1, 0, "stream writes work: messages and fault reports are readable", COLS);

@@ -73,18 +73,37 @@ kill -TERM "$rpid"; wait "$rpid"
 check_eq "--max-age 3s: the old line was there, and is gone; the new one is there" \
 	"$old $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select cast(text as text) from events order by seq')))" "$db2")" \
 	"1 new line"
-# A full disk: record stops, loudly, with exit 5.
+# A full disk: record stops reading (the kernel keeps the bytes), says so
+# once and keeps running; what it read is in the journal, byte for byte.
 mkdir "$d/small"
-if mount -t tmpfs -o size=256k tmpfs "$d/small"; then
+if mount -t tmpfs -o size=1m tmpfs "$d/small"; then
+	before=$(cat "$d/$id.1.off")
 	seq -f "filling line %07g, long enough to fill a small file system quickly" 40000 >> "$d/$id.1"
 	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-		timeout 60 "$BPFSTDERR" record --journal "$d/small/j.db" -d 0.1 --max-size 0 2> "$d/full.err"
-	rc=$?
-	umount "$d/small"
-	check_eq "a full disk: record exits 5" "$rc" 5
-	check "a full disk: one line says so, and what is lost" \
-		test "$(wc -l < "$d/full.err")" -eq 1 -a -n "$(grep -E 'full.*what this cycle read is lost' "$d/full.err")"
+		timeout 60 "$BPFSTDERR" record --journal "$d/small/j.db" -d 0.1 --max-size 0 2> "$d/full.err" &
+	rpid=$!
+	for i in $(seq 100); do grep -q "no room" "$d/full.err" && break; sleep 0.1; done
+	sleep 1
+	after=$(cat "$d/$id.1.off")
+	check "a full disk: record keeps running" kill -0 "$rpid"
+	check_eq "a full disk: record says once that it stopped reading" \
+		"$(grep -c 'no room on its file system' "$d/full.err")" 1
+	check "a full disk: the rest stays unread ($((after - before)) bytes read)" \
+		test "$after" -lt "$(stat -c %s "$d/$id.1")"
+	kill -TERM "$rpid"; wait "$rpid"; rc=$?
+	check_eq "a full disk: SIGTERM, exit 0" "$rc" 0
+	check "a full disk: every byte read is in the journal (events, then the held tail)" cmp -s \
+		<(python3 -c "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+out = sys.stdout.buffer
+for kind, flags, text in c.execute('select e.kind, e.flags, e.text from events e join progs p on p.row = e.prog where p.id = ? and e.stream = 1 order by e.seq', (int(sys.argv[2]),)):
+    out.write(bytes(text) + (b'' if kind or flags & 1 else b'\\n'))
+r = c.execute('select q.bytes from pending q join progs p on p.row = q.prog where p.id = ? and q.stream = 1', (int(sys.argv[2]),)).fetchone()
+out.write(bytes(r[0]) if r else b'')" "$d/small/j.db" "$id") \
+		<(tail -c +$((before + 1)) "$d/$id.1" | head -c $((after - before)))
 	cat "$d/full.err" | sed 's/^/# /'
+	umount "$d/small"
 else
 	fail "mount a small tmpfs"
 fi
