@@ -3,8 +3,13 @@
 #ifndef BPFSTDERR_STREAM_IDS_H
 #define BPFSTDERR_STREAM_IDS_H
 
-#define STREAM_STDOUT	1	/* BPF_STDOUT */
-#define STREAM_STDERR	2	/* BPF_STDERR */
+/* A program's stream, by the kernel's id (enum bpf_stream_id). User space
+ * indexes per-stream arrays with stream_idx() (tool/stream.h).
+ */
+enum stream {
+	STREAM_STDOUT = 1,	/* BPF_STDOUT */
+	STREAM_STDERR = 2,	/* BPF_STDERR */
+};
 
 /* Which stream-write kfunc the kernel has (see stream_printk.h). */
 #define PRINTK_KFUNC_NONE	0

@@ -114,10 +114,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.all = true;
 		break;
 	case OPT_STDOUT:
-		env.streams |= STREAM_MASK_STDOUT;
+		env.streams |= STREAM_MASK(STREAM_STDOUT);
 		break;
 	case OPT_STDERR:
-		env.streams |= STREAM_MASK_STDERR;
+		env.streams |= STREAM_MASK(STREAM_STDERR);
 		break;
 	case 'e':
 		env.errors_only = true;
@@ -166,14 +166,14 @@ static bool selected(const struct prog *p, void *ctx)
 	(void)ctx;
 	if (env.all)
 		return true;
-	i = id_index(p->id);
+	i = id_index(p->ident.id);
 	if (i >= 0 && env.id_live[i])
 		return true;
 	for (i = 0; i < env.name_cnt; i++)
-		if (!strcmp(p->full_name, env.names[i]) || !strcmp(p->name, env.names[i]))
+		if (!strcmp(p->ident.name, env.names[i]) || !strcmp(p->kname, env.names[i]))
 			return true;
 	for (i = 0; i < env.tag_cnt; i++)
-		if (!strcasecmp(p->tag, env.tags[i]))
+		if (!strcasecmp(p->ident.tag, env.tags[i]))
 			return true;
 	return false;
 }
@@ -183,8 +183,8 @@ static void print_label(FILE *out, const struct pipe_event *pe)
 	char ts[32];
 
 	format_time(&pe->ts, ts, sizeof(ts), false);
-	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", ts, env.color ? C_RESET : "", pe->prog->id);
-	fput_term(out, pe->prog->name, strlen(pe->prog->name));
+	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", ts, env.color ? C_RESET : "", pe->prog->ident.id);
+	fput_term(out, pe->prog->ident.name, strlen(pe->prog->ident.name));
 	fprintf(out, " %s: ", stream_name(pe->ev->stream));
 }
 
@@ -204,7 +204,7 @@ static const char *fault_color(enum fault_kind k)
 static void print_text(FILE *out, const struct pipe_event *pe)
 {
 	const struct event *ev = pe->ev;
-	bool err = ev->stream == 2;
+	bool err = ev->stream == STREAM_STDERR;
 
 	print_label(out, pe);
 	if (ev->kind == EV_FAULT) {
@@ -243,15 +243,15 @@ static int sink(const struct pipe_event *pe, void *ctx)
 
 static void gone(const struct tracked *t, void *ctx)
 {
-	int i = id_index(t->p.id);
+	int i = id_index(t->p.ident.id);
 
 	(void)ctx;
 	if (i < 0 || !env.id_live[i])
 		return;
 	env.id_live[i] = false;
 	fflush(stdout);
-	fprintf(stderr, "%s: program %u (", bin_name, t->p.id);
-	fput_term(stderr, t->p.name, strlen(t->p.name));
+	fprintf(stderr, "%s: program %u (", bin_name, t->p.ident.id);
+	fput_term(stderr, t->p.ident.name, strlen(t->p.ident.name));
 	fprintf(stderr, ") unloaded\n");
 }
 

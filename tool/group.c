@@ -111,9 +111,9 @@ struct grouper *grouper__new(void)
 
 static bool prog_matches(const struct gprog *p, __u32 id, const char *tag, const char *name)
 {
-	if (p->id != id || strcmp(p->tag, tag))
+	if (p->ident.id != id || strcmp(p->ident.tag, tag))
 		return false;
-	return id || !strcmp(p->name, name);
+	return id || !strcmp(p->ident.name, name);
 }
 
 struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const char *name)
@@ -136,9 +136,9 @@ struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->id = id;
-	snprintf(p->tag, sizeof(p->tag), "%s", tag);
-	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->ident.id = id;
+	snprintf(p->ident.tag, sizeof(p->ident.tag), "%s", tag);
+	snprintf(p->ident.name, sizeof(p->ident.name), "%s", name);
 	g->progs[g->cnt++] = p;
 	return g->last = p;
 }
@@ -225,7 +225,7 @@ int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *e
 
 void grouper__add_message(struct gprog *p, const struct event *ev)
 {
-	p->messages[ev->stream - 1]++;
+	p->messages[stream_idx(ev->stream)]++;
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -243,9 +243,9 @@ static int cmp_prog(const void *a, const void *b)
 
 	if (x->fault_total != y->fault_total)
 		return x->fault_total > y->fault_total ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if (x->ident.id != y->ident.id)
+		return x->ident.id < y->ident.id ? -1 : 1;
+	return strcmp(x->ident.name, y->ident.name);
 }
 
 size_t grouper__sorted(struct grouper *g, struct gprog ***out)

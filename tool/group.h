@@ -39,10 +39,7 @@ struct fgroup {
 
 /* What bpfstderr saw of one program. */
 struct gprog {
-	__u32 id;		/* 0: from --input, keyed by tag/name */
-	char tag[17];
-	char name[256];
-	__u32 type;
+	struct prog_ident ident;	/* id 0: from --input, keyed by tag and name */
 	bool has_type;
 	const char *input;	/* the dump it was read from (--input) */
 	unsigned long long faults[FAULT_KIND_CNT];

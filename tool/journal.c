@@ -624,24 +624,24 @@ static void read_prog(sqlite3_stmt *st, int c, struct jprog *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->row = sqlite3_column_int64(st, c);
-	p->id = sqlite3_column_int64(st, c + 1);
-	p->type = sqlite3_column_int64(st, c + 2);
-	p->load_time_ns = sqlite3_column_int64(st, c + 3);
-	snprintf(p->tag, sizeof(p->tag), "%s", (const char *)sqlite3_column_text(st, c + 4) ?: "");
-	snprintf(p->name, sizeof(p->name), "%.*s", sqlite3_column_bytes(st, c + 5),
+	p->ident.id = sqlite3_column_int64(st, c + 1);
+	p->ident.type = sqlite3_column_int64(st, c + 2);
+	p->ident.load_time_ns = sqlite3_column_int64(st, c + 3);
+	snprintf(p->ident.tag, sizeof(p->ident.tag), "%s", (const char *)sqlite3_column_text(st, c + 4) ?: "");
+	snprintf(p->ident.name, sizeof(p->ident.name), "%.*s", sqlite3_column_bytes(st, c + 5),
 		 (const char *)sqlite3_column_blob(st, c + 5) ?: "");
 	snprintf(p->kname, sizeof(p->kname), "%.*s", sqlite3_column_bytes(st, c + 6),
 		 (const char *)sqlite3_column_blob(st, c + 6) ?: "");
-	p->read_bytes[0] = sqlite3_column_int64(st, c + 7);
-	p->read_bytes[1] = sqlite3_column_int64(st, c + 8);
+	p->read_bytes[stream_idx(STREAM_STDOUT)] = sqlite3_column_int64(st, c + 7);
+	p->read_bytes[stream_idx(STREAM_STDERR)] = sqlite3_column_int64(st, c + 8);
 	p->first_ns = sqlite3_column_int64(st, c + 9);
 }
 
 static void bind_ident(sqlite3_stmt *st, const struct jprog *p)
 {
-	sqlite3_bind_int64(st, 1, p->id);
-	sqlite3_bind_text(st, 2, p->tag, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, (long long)p->load_time_ns);
+	sqlite3_bind_int64(st, 1, p->ident.id);
+	sqlite3_bind_text(st, 2, p->ident.tag, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (long long)p->ident.load_time_ns);
 }
 
 int journal__prog(struct journal *j, struct jprog *p)
@@ -661,8 +661,8 @@ int journal__prog(struct journal *j, struct jprog *p)
 		return fail(j, rc, "cannot read the journal");
 	st = stmt(j, S_PROG_ADD);
 	bind_ident(st, p);
-	sqlite3_bind_int64(st, 4, p->type);
-	sqlite3_bind_blob(st, 5, p->name, strlen(p->name), SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, p->ident.type);
+	sqlite3_bind_blob(st, 5, p->ident.name, strlen(p->ident.name), SQLITE_STATIC);
 	sqlite3_bind_blob(st, 6, p->kname, strlen(p->kname), SQLITE_STATIC);
 	p->first_ns = now_ns();
 	sqlite3_bind_int64(st, 7, p->first_ns);
@@ -672,12 +672,12 @@ int journal__prog(struct journal *j, struct jprog *p)
 	return rc;
 }
 
-int journal__add_read(struct journal *j, long long row, int stream, unsigned long long bytes)
+int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes)
 {
 	sqlite3_stmt *st = stmt(j, S_ADD_READ);
 
 	sqlite3_bind_int64(st, 1, row);
-	sqlite3_bind_int(st, 2, stream);
+	sqlite3_bind_int(st, 2, s);
 	sqlite3_bind_int64(st, 3, (long long)bytes);
 	return done(j, st);
 }
@@ -731,7 +731,7 @@ int journal__add_site(struct journal *j, long long row, const char *tag, unsigne
 	return done(j, st);
 }
 
-int journal__pending_get(struct journal *j, long long row, int stream, void **buf, size_t *len)
+int journal__pending_get(struct journal *j, long long row, enum stream stream, void **buf, size_t *len)
 {
 	sqlite3_stmt *st = stmt(j, S_PEND_GET);
 	int rc, n;
@@ -753,7 +753,7 @@ int journal__pending_get(struct journal *j, long long row, int stream, void **bu
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(j, rc, "cannot read the journal");
 }
 
-int journal__pending_put(struct journal *j, long long row, int stream, const void *buf, size_t len,
+int journal__pending_put(struct journal *j, long long row, enum stream stream, const void *buf, size_t len,
 			 const struct timespec *since)
 {
 	sqlite3_stmt *st = stmt(j, len ? S_PEND_PUT : S_PEND_DEL);

@@ -22,6 +22,7 @@
 #include <linux/types.h>
 
 #include "parse.h"
+#include "progs.h"
 #include "symbolize.h"
 
 #define JOURNAL_SCHEMA_VERSION	1
@@ -34,16 +35,12 @@
  */
 #define JOURNAL_STALE_NS	(2LL * 1000000000)
 
-/* A program as the journal knows it: (id, tag, load time) is its identity. */
+/* A program as the journal knows it. */
 struct jprog {
 	long long row;
-	__u32 id;
-	__u32 type;
-	__u64 load_time_ns;
-	char tag[17];
-	char name[256];		/* full name (BTF), else the kernel's */
-	char kname[16];		/* the kernel's, cut at 15 bytes */
-	unsigned long long read_bytes[2];	/* by every drainer */
+	struct prog_ident ident;
+	char kname[PROG_KNAME_MAX];	/* the kernel's, cut at 15 bytes */
+	unsigned long long read_bytes[STREAM_CNT];	/* by every drainer */
 	long long first_ns;		/* when the journal first had it */
 };
 
@@ -97,7 +94,7 @@ void journal__checkpoint(struct journal *j);
 
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
-int journal__add_read(struct journal *j, long long row, int stream, unsigned long long bytes);
+int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes);
 int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts);
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
 		       const struct event *ev);
@@ -108,14 +105,14 @@ int journal__add_site(struct journal *j, long long row, const char *tag, unsigne
 /* A stream's held bytes. get: *buf malloc'd (NULL when none). put with
  * len 0 drops them; since is when they last grew.
  */
-int journal__pending_get(struct journal *j, long long row, int stream, void **buf, size_t *len);
-int journal__pending_put(struct journal *j, long long row, int stream, const void *buf, size_t len,
+int journal__pending_get(struct journal *j, long long row, enum stream s, void **buf, size_t *len);
+int journal__pending_put(struct journal *j, long long row, enum stream s, const void *buf, size_t len,
 			 const struct timespec *since);
 
 /* Programs not marked unloaded, and streams with held bytes. */
 typedef int (*jprog_fn)(const struct jprog *p, void *ctx);
 int journal__live_progs(struct journal *j, jprog_fn fn, void *ctx);
-typedef int (*jpending_fn)(const struct jprog *p, int stream, long long since_ns, void *ctx);
+typedef int (*jpending_fn)(const struct jprog *p, enum stream s, long long since_ns, void *ctx);
 int journal__pending_list(struct journal *j, jpending_fn fn, void *ctx);
 
 /* ---- reading ------------------------------------------------------------ */

@@ -10,6 +10,10 @@
 #include "output.h"
 #include "privs.h"
 #include "progs.h"
+#include "render.h"
+
+/* 2: streams and error_count as in top and report (see bpfstderr(8)) */
+#define LIST_SCHEMA_VERSION	2
 
 static struct {
 	bool json;
@@ -35,10 +39,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static void print_capacity_plain(const struct prog *p, int s)
+static void print_capacity_plain(const struct prog *p, enum stream s)
 {
 	if (p->has_streams)
-		printf(" %7d", p->capacity[s]);
+		printf(" %7d", p->capacity[stream_idx(s)]);
 	else
 		printf(" %7s", "-");
 }
@@ -63,11 +67,11 @@ static void print_plain(const struct prog_list *l)
 	       "OUT_B", "ERR_B", "ERRORS", "OWNERS");
 	for (i = 0; i < l->cnt; i++) {
 		p = &l->progs[i];
-		printf("%6u %-20s %-16s ", p->id, prog_type_name(p->type), p->tag);
-		fput_term(stdout, p->full_name, strlen(p->full_name));
-		printf("%*s", (int)(strlen(p->full_name) < 24 ? 24 - strlen(p->full_name) : 0), "");
-		print_capacity_plain(p, 0);
-		print_capacity_plain(p, 1);
+		printf("%6u %-20s %-16s ", p->ident.id, prog_type_name(p->ident.type), p->ident.tag);
+		fput_term(stdout, p->ident.name, strlen(p->ident.name));
+		printf("%*s", (int)(strlen(p->ident.name) < 24 ? 24 - strlen(p->ident.name) : 0), "");
+		print_capacity_plain(p, STREAM_STDOUT);
+		print_capacity_plain(p, STREAM_STDERR);
 		if (p->has_error_count)
 			printf(" %6lld", p->error_count);
 		else
@@ -91,41 +95,19 @@ static struct json_object *owners_json(const struct prog *p)
 	return arr;
 }
 
-static struct json_object *streams_json(const struct prog *p)
-{
-	static const char *const names[STREAM_CNT] = { "stdout", "stderr" };
-	struct json_object *o, *s;
-	int i;
-
-	if (!p->has_streams)
-		return NULL;
-	o = json_object_new_object();
-	for (i = 0; i < STREAM_CNT; i++) {
-		s = json_object_new_object();
-		json_object_object_add(s, "capacity", json_object_new_int(p->capacity[i]));
-		json_object_object_add(s, "full", json_object_new_boolean(
-			stream_full(p->capacity[i])));
-		json_object_object_add(o, names[i], s);
-	}
-	return o;
-}
-
 static struct json_object *prog_json(const struct prog *p)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "id", json_object_new_int64(p->id));
-	json_object_object_add(o, "type", json_object_new_string(prog_type_name(p->type)));
-	json_add_bytes(o, "name", p->full_name, strlen(p->full_name));
-	json_object_object_add(o, "tag", json_object_new_string(p->tag));
-	json_object_object_add(o, "loaded_at", json_object_new_int64(p->loaded_at));
-	json_object_object_add(o, "uid", json_object_new_int64(p->uid));
-	json_object_object_add(o, "btf_id", json_object_new_int64(p->btf_id));
-	json_object_object_add(o, "bytes_xlated", json_object_new_int64(p->xlated_len));
-	json_object_object_add(o, "bytes_jited", json_object_new_int64(p->jited_len));
-	json_object_object_add(o, "streams", streams_json(p));
-	json_object_object_add(o, "error_count",
-			       p->has_error_count ? json_object_new_int64(p->error_count) : NULL);
+	prog_ident_json(o, &p->ident, true);
+	json_add_int(o, "loaded_at", p->loaded_at);
+	json_add_int(o, "uid", p->uid);
+	json_add_int(o, "btf_id", p->btf_id);
+	json_add_int(o, "bytes_xlated", p->xlated_len);
+	json_add_int(o, "bytes_jited", p->jited_len);
+	/* list reads no stream: read and lost bytes are not known */
+	json_object_object_add(o, "streams", streams_json(p->has_streams, p->capacity, NULL));
+	json_object_object_add(o, "error_count", error_count_json(p->has_error_count, p->error_count));
 	json_object_object_add(o, "pids", owners_json(p));
 	return o;
 }
@@ -136,7 +118,7 @@ static int print_json(const struct prog_list *l)
 	size_t i;
 	int err;
 
-	json_object_object_add(o, "schema_version", json_object_new_int(1));
+	json_add_int(o, "schema_version", LIST_SCHEMA_VERSION);
 	for (i = 0; i < l->cnt; i++)
 		json_object_array_add(arr, prog_json(&l->progs[i]));
 	json_object_object_add(o, "programs", arr);

@@ -222,6 +222,26 @@ void json_add_bytes(struct json_object *obj, const char *key, const void *buf, s
 	free(b64);
 }
 
+void json_add_str(struct json_object *obj, const char *key, const char *s)
+{
+	json_object_object_add(obj, key, s ? json_object_new_string(s) : NULL);
+}
+
+void json_add_int(struct json_object *obj, const char *key, long long v)
+{
+	json_object_object_add(obj, key, json_object_new_int64(v));
+}
+
+void json_add_bool(struct json_object *obj, const char *key, bool v)
+{
+	json_object_object_add(obj, key, json_object_new_boolean(v));
+}
+
+void json_add_null(struct json_object *obj, const char *key)
+{
+	json_object_object_add(obj, key, NULL);
+}
+
 /* json-c writes DEL and U+0080..U+009F raw: valid JSON, but a terminal acts
  * on them when someone cats the file (0x9b is a CSI), and it copies invalid
  * UTF-8 from strings that did not come through json_string_from_bytes()

@@ -30,6 +30,14 @@ void fput_term(FILE *f, const void *buf, size_t len);
  */
 struct json_object *json_string_from_bytes(const void *buf, size_t len);
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
+/* The rest of the writer set: one call per key. json_add_str() is for
+ * strings of our own (names of kinds, types, times); NULL adds null.
+ * Bytes from outside (streams, names, paths) go through json_add_bytes().
+ */
+void json_add_str(struct json_object *obj, const char *key, const char *s);
+void json_add_int(struct json_object *obj, const char *key, long long v);
+void json_add_bool(struct json_object *obj, const char *key, bool v);
+void json_add_null(struct json_object *obj, const char *key);
 
 /* One JSON value on one line, safe to cat to a terminal: DEL, C1 controls
  * and bidi overrides escaped as \uNNNN, invalid UTF-8 as U+FFFD. 0, or

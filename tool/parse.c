@@ -281,7 +281,7 @@ enum rep_state {
 #define REP_HEADER_LINES_MAX 40
 
 struct reasm {
-	int stream;
+	enum stream stream;
 	event_fn fn;
 	void *ctx;
 	char *buf;
@@ -292,7 +292,7 @@ struct reasm {
 	int header_lines;
 };
 
-struct reasm *reasm__new(int stream, event_fn fn, void *ctx)
+struct reasm *reasm__new(enum stream stream, event_fn fn, void *ctx)
 {
 	struct reasm *r = calloc(1, sizeof(*r));
 
@@ -392,7 +392,8 @@ static int handle_line(struct reasm *r, size_t s, size_t e)
 {
 	const char *p = r->buf + s;
 	size_t n = e - s;
-	bool error_line = r->stream == 2 && starts_with(p, n, ERROR_PREFIX);
+	/* the kernel reports faults to stderr only */
+	bool error_line = r->stream == STREAM_STDERR && starts_with(p, n, ERROR_PREFIX);
 	int err;
 
 	switch (r->state) {

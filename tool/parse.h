@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../bpf/stream_ids.h"
+
 enum fault_kind {
 	FAULT_UNKNOWN,		/* an ERROR: header this version does not know */
 	FAULT_ARENA_READ,
@@ -69,7 +71,7 @@ enum ev_kind {
 
 struct event {
 	enum ev_kind kind;
-	int stream;		/* 1 stdout, 2 stderr */
+	enum stream stream;
 	const char *text;	/* the line without its '\n', or the whole report */
 	size_t len;
 	bool partial;		/* a message without its '\n' (cut or flushed) */
@@ -86,7 +88,7 @@ typedef int (*event_fn)(const struct event *ev, void *ctx);
 
 struct reasm;
 
-struct reasm *reasm__new(int stream, event_fn fn, void *ctx);
+struct reasm *reasm__new(enum stream s, event_fn fn, void *ctx);
 int reasm__feed(struct reasm *r, const void *buf, size_t len);
 /* The bytes held back, not yet part of an event (a line without its '\n',
  * a report without its end). Feeding exactly these to a new reasm gives one

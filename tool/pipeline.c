@@ -23,7 +23,7 @@ struct learned_row {
 struct kept {
 	struct kept *next;
 	struct jprog p;
-	int stream;
+	enum stream stream;
 	char *buf;
 	size_t len, cap;
 };
@@ -55,11 +55,9 @@ static long long ns_of(const struct timespec *ts)
 
 struct jprog jprog_of(const struct prog *p)
 {
-	struct jprog j = { .id = p->id, .type = p->type, .load_time_ns = p->load_time_ns };
+	struct jprog j = { .ident = p->ident };
 
-	memcpy(j.tag, p->tag, sizeof(j.tag));
-	snprintf(j.name, sizeof(j.name), "%s", p->full_name);
-	snprintf(j.kname, sizeof(j.kname), "%s", p->name);
+	memcpy(j.kname, p->kname, sizeof(j.kname));
 	return j;
 }
 
@@ -98,10 +96,19 @@ static int on_event(const struct event *ev, void *ctx)
 
 /* ---- tracked programs ------------------------------------------------------ */
 
+static void tracked_free(struct tracked *t)
+{
+	int i;
+
+	for (i = 0; i < STREAM_CNT; i++)
+		reasm__free(t->reasm[i]);
+	free(t);
+}
+
 static struct tracked *tracked_new(struct pipeline *pl, const struct jprog *p)
 {
 	struct tracked *t = calloc(1, sizeof(*t));
-	int s;
+	enum stream s;
 
 	if (!t)
 		return NULL;
@@ -109,36 +116,25 @@ static struct tracked *tracked_new(struct pipeline *pl, const struct jprog *p)
 	t->p = *p;
 	if (pl->ops.journal)
 		return t;	/* the journal holds the reassembly state */
-	for (s = 0; s < STREAM_CNT; s++) {
-		t->reasm[s] = reasm__new(s + 1, on_event, t);
-		if (!t->reasm[s])
-			goto err;
+	for_each_stream(s) {
+		t->reasm[stream_idx(s)] = reasm__new(s, on_event, t);
+		if (!t->reasm[stream_idx(s)])
+			goto err_free;
 	}
 	return t;
-err:
-	for (s = 0; s < STREAM_CNT; s++)
-		reasm__free(t->reasm[s]);
-	free(t);
+err_free:
+	tracked_free(t);
 	return NULL;
 }
 
 static int tracked_flush(struct tracked *t)
 {
-	int s, err = 0;
+	int i, err = 0;
 
-	for (s = 0; s < STREAM_CNT; s++)
-		if (t->reasm[s])
-			err = err ?: reasm__flush(t->reasm[s]);
+	for (i = 0; i < STREAM_CNT; i++)
+		if (t->reasm[i])
+			err = err ?: reasm__flush(t->reasm[i]);
 	return err;
-}
-
-static void tracked_free(struct tracked *t)
-{
-	int s;
-
-	for (s = 0; s < STREAM_CNT; s++)
-		reasm__free(t->reasm[s]);
-	free(t);
 }
 
 int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipeline_ops *ops)
@@ -159,11 +155,6 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 	return 0;
 }
 
-/* Same id, same program: ids can come back after wrapping. */
-static bool same_prog(const struct jprog *t, const struct prog *p)
-{
-	return t->id == p->id && t->load_time_ns == p->load_time_ns && !strcmp(t->tag, p->tag);
-}
 
 /* Direct: what it holds is emitted now. The journal's sweep does that for
  * journal pipelines, in the same cycle. Its gone callback comes after.
@@ -219,26 +210,26 @@ static size_t kept_bytes(const struct kept *k)
 }
 
 /* In the order read: a stream's kept bytes come before its new ones. */
-static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, int s)
+static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, enum stream s)
 {
 	struct kept **tail = &pl->log, *k;
 
-	if (t->log[s])
-		return t->log[s];
+	if (t->log[stream_idx(s)])
+		return t->log[stream_idx(s)];
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
 	k->p = t->p;
 	k->p.row = 0;
-	k->stream = s + 1;
+	k->stream = s;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = k;
-	t->log[s] = k;
+	t->log[stream_idx(s)] = k;
 	return k;
 }
 
-static int kept_add(struct pipeline *pl, struct tracked *t, int s, const void *buf, size_t len)
+static int kept_add(struct pipeline *pl, struct tracked *t, enum stream s, const void *buf, size_t len)
 {
 	struct kept *k = kept_entry(pl, t, s);
 	size_t cap;
@@ -295,8 +286,8 @@ static int spill_to(int fd, const struct kept *k)
 
 	for (; k && !err; k = k->next) {
 		snprintf(head, sizeof(head), "bpfstderr spill: prog %u tag %s load_time_ns %llu stream %s "
-			 "bytes %zu\n", k->p.id, k->p.tag, (unsigned long long)k->p.load_time_ns,
-			 k->stream == STREAM_STDOUT_ID ? "stdout" : "stderr", k->len);
+			 "bytes %zu\n", k->p.ident.id, k->p.ident.tag, (unsigned long long)k->p.ident.load_time_ns,
+			 stream_name(k->stream), k->len);
 		err = write_all(fd, head, strlen(head)) ?: write_all(fd, k->buf, k->len) ?:
 		      write_all(fd, "\n", 1);
 	}
@@ -356,55 +347,55 @@ static int spill(struct pipeline *pl, int err)
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Journal: carry on from the bytes the last drainer, any process, held. */
-static int stream_open(struct tracked *t, int s)
+static int stream_open(struct tracked *t, enum stream s)
 {
 	struct journal *j = t->pl->ops.journal;
+	int i = stream_idx(s), err;
 	void *held;
 	size_t len;
-	int err;
 
 	err = t->p.row ? 0 : journal__prog(j, &t->p);
-	err = err ?: journal__pending_get(j, t->p.row, s + 1, &held, &len);
+	err = err ?: journal__pending_get(j, t->p.row, s, &held, &len);
 	if (err)
 		return err;
-	t->reasm[s] = reasm__new(s + 1, on_event, t);
-	t->held_before[s] = len;
-	err = !t->reasm[s] ? -ENOMEM : len ? reasm__feed(t->reasm[s], held, len) : 0;
+	t->reasm[i] = reasm__new(s, on_event, t);
+	t->held_before[i] = len;
+	err = !t->reasm[i] ? -ENOMEM : len ? reasm__feed(t->reasm[i], held, len) : 0;
 	free(held);
 	return err;
 }
 
 /* Journal: what is held now goes back for the next drainer. */
-static int stream_close(struct tracked *t, int s, unsigned long long got)
+static int stream_close(struct tracked *t, enum stream s, unsigned long long got)
 {
 	struct journal *j = t->pl->ops.journal;
+	int i = stream_idx(s), err;
 	struct timespec now;
 	const void *held;
 	size_t len;
-	int err;
 
-	reasm__held(t->reasm[s], &held, &len);
+	reasm__held(t->reasm[i], &held, &len);
 	clock_gettime(CLOCK_REALTIME, &now);
-	err = len || t->held_before[s] ? journal__pending_put(j, t->p.row, s + 1, held, len, &now) : 0;
+	err = len || t->held_before[i] ? journal__pending_put(j, t->p.row, s, held, len, &now) : 0;
 	if (!err && got)
-		err = journal__add_read(j, t->p.row, s + 1, got);
-	reasm__free(t->reasm[s]);
-	t->reasm[s] = NULL;
+		err = journal__add_read(j, t->p.row, s, got);
+	reasm__free(t->reasm[i]);
+	t->reasm[i] = NULL;
 	return err;
 }
 
 /* Journal: a read's bytes, also logged until the commit. */
-static int take_bytes(struct tracked *t, int s, const void *buf, size_t len)
+static int take_bytes(struct tracked *t, enum stream s, const void *buf, size_t len)
 {
 	int err;
 
-	if (!t->reasm[s]) {
+	if (!t->reasm[stream_idx(s)]) {
 		err = stream_open(t, s);
 		if (err)
 			return err;
 	}
 	err = kept_add(t->pl, t, s, buf, len);
-	return err ?: reasm__feed(t->reasm[s], buf, len);
+	return err ?: reasm__feed(t->reasm[stream_idx(s)], buf, len);
 }
 
 /* Is there room for one more read? Asked before every read. */
@@ -413,16 +404,16 @@ static bool room_for_read(struct pipeline *pl)
 	return pl->room >= 2LL * STREAM_READ_BUF;
 }
 
-static int on_bytes(__u32 id, int stream, const void *buf, size_t len, void *ctx)
+static int on_bytes(__u32 id, enum stream s, const void *buf, size_t len, void *ctx)
 {
 	struct tracked *t = ctx;
 	struct pipeline *pl = t->pl;
-	int s = stream - 1, err;
+	int err;
 
 	(void)id;
-	t->bytes_read[s] += len;
+	t->bytes_read[stream_idx(s)] += len;
 	if (!pl->ops.journal)
-		return reasm__feed(t->reasm[s], buf, len);
+		return reasm__feed(t->reasm[stream_idx(s)], buf, len);
 	err = take_bytes(t, s, buf, len);
 	pl->room -= 2LL * len;
 	if (!err && !room_for_read(pl)) {
@@ -438,13 +429,13 @@ static int on_bytes(__u32 id, int stream, const void *buf, size_t len, void *ctx
 static unsigned int streams_to_read(const struct pipeline *pl, const struct prog *p)
 {
 	unsigned int mask = 0;
-	int s;
+	enum stream s;
 
 	if (!p->has_streams)
 		return pl->ops.streams;
-	for (s = 0; s < STREAM_CNT; s++)
-		if (p->capacity[s] > 0)
-			mask |= 1U << (s + 1);
+	for_each_stream(s)
+		if (p->capacity[stream_idx(s)] > 0)
+			mask |= STREAM_MASK(s);
 	return mask & pl->ops.streams;
 }
 
@@ -452,8 +443,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 {
 	unsigned long long before[STREAM_CNT];
 	unsigned int mask = streams_to_read(pl, p);
+	enum stream s;
 	long got = 0;
-	int s, err;
+	int i, err;
 
 	memcpy(t->capacity, p->capacity, sizeof(t->capacity));
 	memcpy(before, t->bytes_read, sizeof(before));
@@ -463,13 +455,14 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		pl->no_room = true;
 		return 0;
 	}
-	err = drainer__drain(pl->drainer, p->id, mask, on_bytes, t);
+	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
 	if (err == -ENOENT || err == STOP_NO_ROOM)
 		err = 0;	/* unloaded since the snapshot: flushed next cycle */
-	for (s = 0; s < STREAM_CNT; s++) {
-		got += t->bytes_read[s] - before[s];
-		if (pl->ops.journal && t->reasm[s]) {
-			int cerr = stream_close(t, s, t->bytes_read[s] - before[s]);
+	for_each_stream(s) {
+		i = stream_idx(s);
+		got += t->bytes_read[i] - before[i];
+		if (pl->ops.journal && t->reasm[i]) {
+			int cerr = stream_close(t, s, t->bytes_read[i] - before[i]);
 
 			err = err ?: cerr;
 		}
@@ -494,11 +487,11 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		struct tracked *t = NULL;
 		struct jprog ident;
 
-		while (o < pl->cnt && pl->t[o]->p.id < p->id)
+		while (o < pl->cnt && pl->t[o]->p.ident.id < p->ident.id)
 			forget(pl, pl->t[o++]);
-		if (o < pl->cnt && pl->t[o]->p.id == p->id) {
+		if (o < pl->cnt && pl->t[o]->p.ident.id == p->ident.id) {
 			t = pl->t[o++];
-			if (!same_prog(&t->p, p)) {
+			if (!prog_ident__same(&t->p.ident, &p->ident)) {
 				forget(pl, t);
 				t = NULL;
 			}
@@ -536,9 +529,9 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
  */
 static bool unloaded_now(const struct pipeline *pl, const struct jprog *jp)
 {
-	const struct prog *p = prog_list__find(pl->now, jp->id);
+	const struct prog *p = prog_list__find(pl->now, jp->ident.id);
 
-	return jp->first_ns < ns_of(&pl->now->taken) && !(p && same_prog(jp, p));
+	return jp->first_ns < ns_of(&pl->now->taken) && !(p && prog_ident__same(&jp->ident, &p->ident));
 }
 
 static int mark_unloaded(const struct jprog *jp, void *ctx)
@@ -561,7 +554,7 @@ static bool tail_due(const struct pipeline *pl, const struct jprog *jp, long lon
 	return ns_of(&now) - since > JOURNAL_STALE_NS || unloaded_now(pl, jp);
 }
 
-static int flush_tail(const struct jprog *jp, int stream, long long since, void *ctx)
+static int flush_tail(const struct jprog *jp, enum stream s, long long since, void *ctx)
 {
 	struct pipeline *pl = ctx;
 	struct tracked *t;
@@ -572,18 +565,18 @@ static int flush_tail(const struct jprog *jp, int stream, long long since, void 
 	t = tracked_new(pl, jp);
 	if (!t)
 		return -ENOMEM;
-	err = stream_open(t, stream - 1) ?: reasm__flush(t->reasm[stream - 1]);
-	err = err ?: stream_close(t, stream - 1, 0);
+	err = stream_open(t, s) ?: reasm__flush(t->reasm[stream_idx(s)]);
+	err = err ?: stream_close(t, s, 0);
 	tracked_free(t);
 	return err;
 }
 
 /* For journal_work(): non-zero stops the listing at the first one. */
-static int stops_at_due_tail(const struct jprog *jp, int stream, long long since, void *ctx)
+static int stops_at_due_tail(const struct jprog *jp, enum stream s, long long since, void *ctx)
 {
 	struct pipeline *pl = ctx;
 
-	(void)stream;
+	(void)s;
 	return tail_due(pl, jp, since);
 }
 
@@ -618,7 +611,7 @@ static int replay_kept(struct pipeline *pl)
 {
 	struct kept *old = pl->log, *k;
 	struct tracked *t;
-	int s, err = 0;
+	int err = 0;
 
 	pl->log = NULL;
 	for (k = old; k && !err; k = k->next) {
@@ -627,10 +620,9 @@ static int replay_kept(struct pipeline *pl)
 			err = -ENOMEM;
 			break;
 		}
-		s = k->stream - 1;
-		err = take_bytes(t, s, k->buf, k->len);
-		if (t->reasm[s]) {
-			int cerr = stream_close(t, s, k->len);
+		err = take_bytes(t, k->stream, k->buf, k->len);
+		if (t->reasm[stream_idx(k->stream)]) {
+			int cerr = stream_close(t, k->stream, k->len);
 
 			err = err ?: cerr;
 		}
@@ -771,11 +763,9 @@ static int learn_sites(struct pipeline *pl, const struct jevent *e, const struct
 
 static struct prog prog_of(const struct jprog *jp)
 {
-	struct prog p = { .id = jp->id, .type = jp->type, .load_time_ns = jp->load_time_ns };
+	struct prog p = { .ident = jp->ident };
 
-	memcpy(p.tag, jp->tag, sizeof(p.tag));
-	snprintf(p.name, sizeof(p.name), "%s", jp->kname);
-	snprintf(p.full_name, sizeof(p.full_name), "%s", jp->name);
+	memcpy(p.kname, jp->kname, sizeof(p.kname));
 	return p;
 }
 

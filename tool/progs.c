@@ -153,15 +153,20 @@ static void set_full_name(struct prog *p, const struct prog_rec *r)
 	const char *ksym = r->ksym, *n;
 	size_t prefix = strlen("bpf_prog_") + 2 * PROG_TAG_LEN + 1;
 
-	strcpy(p->full_name, p->name);
-	if (strlen(p->name) < PROG_NAME_LEN - 1)
+	strcpy(p->ident.name, p->kname);
+	if (strlen(p->kname) < PROG_NAME_LEN - 1)
 		return;
 	if (strncmp(ksym, "bpf_prog_", 9) || strlen(ksym) <= prefix)
 		return;
 	n = ksym + prefix;
 	/* only when it extends the kernel's name; else keep the kernel's */
-	if (!strncmp(n, p->name, strlen(p->name)))
-		snprintf(p->full_name, sizeof(p->full_name), "%s", n);
+	if (!strncmp(n, p->kname, strlen(p->kname)))
+		snprintf(p->ident.name, sizeof(p->ident.name), "%s", n);
+}
+
+bool prog_ident__same(const struct prog_ident *a, const struct prog_ident *b)
+{
+	return a->id == b->id && a->load_time_ns == b->load_time_ns && !strcmp(a->tag, b->tag);
 }
 
 static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wall_off)
@@ -169,17 +174,17 @@ static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wa
 	int i;
 
 	memset(p, 0, sizeof(*p));
-	p->id = r->id;
-	p->type = r->type;
+	p->ident.id = r->id;
+	p->ident.type = r->type;
 	p->uid = r->uid;
 	p->btf_id = r->btf_id;
 	p->jited_len = r->jited_len;
 	p->xlated_len = r->xlated_len;
-	p->load_time_ns = r->load_time;
+	p->ident.load_time_ns = r->load_time;
 	p->loaded_at = (r->load_time + wall_off) / 1000000000LL;
-	hex_tag(p->tag, r->tag);
-	memcpy(p->name, r->name, sizeof(p->name));
-	p->name[sizeof(p->name) - 1] = '\0';
+	hex_tag(p->ident.tag, r->tag);
+	memcpy(p->kname, r->name, sizeof(p->kname));
+	p->kname[sizeof(p->kname) - 1] = '\0';
 	set_full_name(p, r);
 	p->has_streams = r->flags & PROG_REC_HAS_STREAMS;
 	p->has_error_count = r->flags & PROG_REC_HAS_ERR_COUNT;
@@ -192,7 +197,7 @@ static int cmp_prog_id(const void *a, const void *b)
 {
 	const struct prog *x = a, *y = b;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	return x->ident.id < y->ident.id ? -1 : x->ident.id > y->ident.id;
 }
 
 static int cmp_owner(const void *a, const void *b)
@@ -206,7 +211,7 @@ static int cmp_owner(const void *a, const void *b)
 
 static struct prog *find_mut(struct prog_list *l, __u32 id)
 {
-	struct prog key = { .id = id };
+	struct prog key = { .ident.id = id };
 
 	return bsearch(&key, l->progs, l->cnt, sizeof(*l->progs), cmp_prog_id);
 }

@@ -11,7 +11,8 @@
 #include <time.h>
 #include <linux/types.h>
 
-#define STREAM_CNT		2	/* stdout, stderr */
+#include "stream.h"
+
 #define STREAM_MAX_CAPACITY	100000	/* BPF_STREAM_MAX_CAPACITY */
 #define ERROR_COUNT_MAX		64	/* RFC BPF_PROG_ERROR_COUNT_MAX */
 #define STREAM_MSG_MAX		1024	/* MAX_BPRINTF_BUF: longest single write */
@@ -27,18 +28,32 @@ struct prog_owner {
 	char comm[16];
 };
 
-struct prog {
+#define PROG_TAG_HEX		17	/* 16 hex digits and a NUL */
+#define PROG_NAME_MAX		256
+#define PROG_KNAME_MAX		16	/* BPF_OBJ_NAME_LEN */
+
+/* Who a program is, for every part of bpfstderr. An id can come back
+ * after its program is unloaded, so (id, load time, tag) is the identity,
+ * compared by prog_ident__same() alone; the journal keys on it too.
+ */
+struct prog_ident {
 	__u32 id;
 	__u32 type;
+	__u64 load_time_ns;		/* CLOCK_BOOTTIME */
+	char tag[PROG_TAG_HEX];		/* hex */
+	char name[PROG_NAME_MAX];	/* full name: BTF's when the kernel's is cut */
+};
+
+bool prog_ident__same(const struct prog_ident *a, const struct prog_ident *b);
+
+struct prog {
+	struct prog_ident ident;
+	char kname[PROG_KNAME_MAX];	/* the kernel's, cut at 15 */
 	__u32 uid;
 	__u32 btf_id;
 	__u32 jited_len;
 	__u32 xlated_len;
-	__u64 load_time_ns;		/* CLOCK_BOOTTIME */
 	time_t loaded_at;		/* wall clock, seconds */
-	char tag[17];			/* hex */
-	char name[16];			/* the kernel's, cut at 15 */
-	char full_name[256];		/* BTF name when cut, else name */
 	bool has_streams;		/* upstream accounting available */
 	bool has_error_count;		/* RFC kernels */
 	int capacity[STREAM_CNT];	/* bytes accounted per stream */

@@ -15,10 +15,6 @@ bool want_color(FILE *out, bool no_color_opt)
 	return !no_color_opt && !(nc && *nc) && isatty(fileno(out));
 }
 
-const char *stream_name(int stream)
-{
-	return stream == 1 ? "stdout" : stream == 2 ? "stderr" : "unknown";
-}
 
 void format_time(const struct timespec *ts, char *buf, size_t len, bool date)
 {
@@ -37,6 +33,85 @@ void format_time(const struct timespec *ts, char *buf, size_t len, bool date)
 static void add_str(struct json_object *o, const char *key, const char *s)
 {
 	json_add_bytes(o, key, s, strlen(s));
+}
+
+void prog_ident_json(struct json_object *o, const struct prog_ident *id, bool has_type)
+{
+	if (id->id)
+		json_add_int(o, "id", id->id);
+	else
+		json_add_null(o, "id");
+	add_str(o, "name", id->name);
+	json_add_str(o, "tag", id->tag[0] ? id->tag : NULL);
+	json_add_str(o, "type", has_type ? prog_type_name(id->type) : NULL);
+}
+
+struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT])
+{
+	struct json_object *o = json_object_new_object();
+	enum stream s;
+
+	for_each_stream(s)
+		json_add_int(o, stream_name(s), v[stream_idx(s)]);
+	return o;
+}
+
+static struct json_object *stream_json(int capacity, const unsigned long long *read)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_add_int(o, "capacity", capacity);
+	json_add_int(o, "limit", STREAM_MAX_CAPACITY);
+	json_add_bool(o, "full", stream_full(capacity));
+	if (read) {
+		json_add_int(o, "read_bytes", *read);
+		json_add_int(o, "lost_bytes", capacity);
+	} else {
+		json_add_null(o, "read_bytes");
+		json_add_null(o, "lost_bytes");
+	}
+	return o;
+}
+
+struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
+				 const unsigned long long *read)
+{
+	struct json_object *o;
+	enum stream s;
+	int i;
+
+	if (!has_streams)
+		return NULL;
+	o = json_object_new_object();
+	for_each_stream(s) {
+		i = stream_idx(s);
+		json_object_object_add(o, stream_name(s), stream_json(capacity[i], read ? &read[i] : NULL));
+	}
+	return o;
+}
+
+struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT])
+{
+	struct json_object *o = json_object_new_object();
+	int k;
+
+	for (k = 0; k < FAULT_KIND_CNT; k++)
+		if (faults[k])
+			json_add_int(o, fault_kind_name(k), faults[k]);
+	return o;
+}
+
+struct json_object *error_count_json(bool has_error_count, long long count)
+{
+	struct json_object *o;
+
+	if (!has_error_count)
+		return NULL;
+	o = json_object_new_object();
+	json_add_int(o, "count", count);
+	json_add_int(o, "max", ERROR_COUNT_MAX);
+	json_add_int(o, "hidden", count > ERROR_COUNT_MAX ? count - ERROR_COUNT_MAX : 0);
+	return o;
 }
 
 static struct json_object *hex_json(unsigned long long v)
@@ -172,9 +247,7 @@ struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *
 	format_time(&pe->ts, ts, sizeof(ts), true);
 	json_object_object_add(o, "schema_version", json_object_new_int(EVENT_SCHEMA_VERSION));
 	json_object_object_add(o, "time", json_object_new_string(ts));
-	json_object_object_add(prog, "id", json_object_new_int64(pe->prog->id));
-	add_str(prog, "name", pe->prog->name);
-	json_object_object_add(prog, "tag", json_object_new_string(pe->prog->tag));
+	prog_ident_json(prog, &pe->prog->ident, true);
 	json_object_object_add(o, "prog", prog);
 	json_object_object_add(o, "stream", json_object_new_string(stream_name(ev->stream)));
 	json_object_object_add(o, "kind", json_object_new_string(ev->kind == EV_FAULT ? "fault" : "message"));

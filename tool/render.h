@@ -18,10 +18,29 @@ struct json_object;
  */
 bool want_color(FILE *out, bool no_color_opt);
 
-const char *stream_name(int stream);
 void format_time(const struct timespec *ts, char *buf, size_t len, bool date);
 
 struct symbolizer;
+
+/* One serializer per object, the same keys in every command's JSON. */
+
+/* A program's identity: "id", "name", "tag", "type" (null when not known:
+ * a program read from a saved dump has no id and maybe no tag).
+ */
+void prog_ident_json(struct json_object *o, const struct prog_ident *id, bool has_type);
+/* {"stdout": N, "stderr": N} */
+struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT]);
+/* Each stream's accounting: capacity (bytes charged), limit, full, and,
+ * when this command drained the stream (read != NULL), read_bytes and
+ * lost_bytes (charged and still there after the drain: never readable);
+ * else those two are null. NULL when the kernel keeps no accounting.
+ */
+struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
+				 const unsigned long long *read);
+/* {"KIND": N} for the kinds seen */
+struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT]);
+/* RFC kernels: {"count", "max", "hidden"}; NULL elsewhere. */
+struct json_object *error_count_json(bool has_error_count, long long count);
 
 /* sym may be NULL: frames as the kernel printed them. */
 struct json_object *fault_json(struct symbolizer *sym, const struct fault *f);

@@ -146,7 +146,7 @@ static bool selected(const struct prog *p, void *ctx)
 	if (!env.id_cnt)
 		return true;
 	for (i = 0; i < env.id_cnt; i++)
-		if (env.ids[i] == p->id)
+		if (env.ids[i] == p->ident.id)
 			return true;
 	return false;
 }
@@ -169,11 +169,11 @@ static int add_event(struct report *r, struct gprog *gp, const struct event *ev,
 static int live_sink(const struct pipe_event *pe, void *ctx)
 {
 	struct report *r = ctx;
-	struct gprog *gp = grouper__prog(r->g, pe->prog->id, pe->prog->tag, pe->prog->name);
+	struct gprog *gp = grouper__prog(r->g, pe->prog->ident.id, pe->prog->ident.tag, pe->prog->ident.name);
 
 	if (gp && r->journal) {	/* what every drainer read, as of this event */
 		memcpy(gp->bytes_read, pe->prog->read_bytes, sizeof(gp->bytes_read));
-		gp->type = pe->prog->type;
+		gp->ident.type = pe->prog->ident.type;
 		gp->has_type = true;
 	}
 	return add_event(r, gp, pe->ev, &pe->ts);
@@ -184,12 +184,12 @@ static void name_input_prog(struct gprog *gp, const struct fault *f)
 {
 	int i;
 
-	if (gp->tag[0])
+	if (gp->ident.tag[0])
 		return;
 	for (i = f->frame_cnt - 1; i >= 0; i--) {
 		if (f->frames[i].is_bpf) {
-			snprintf(gp->tag, sizeof(gp->tag), "%s", f->frames[i].tag);
-			snprintf(gp->name, sizeof(gp->name), "%s", f->frames[i].func);
+			snprintf(gp->ident.tag, sizeof(gp->ident.tag), "%s", f->frames[i].tag);
+			snprintf(gp->ident.name, sizeof(gp->ident.name), "%s", f->frames[i].func);
 			return;
 		}
 	}
@@ -223,7 +223,7 @@ static int read_input(struct report *r, const char *path)
 	r->input_prog = grouper__prog(r->g, 0, "", path);
 	if (r->input_prog)
 		r->input_prog->input = path;
-	ra = r->input_prog ? reasm__new(STREAM_STDERR_ID, input_event, r) : NULL;
+	ra = r->input_prog ? reasm__new(STREAM_STDERR, input_event, r) : NULL;
 	if (!ra) {
 		err = -ENOMEM;
 		goto out;
@@ -266,11 +266,11 @@ static void add_silent_losses(struct report *r)
 
 	for (i = 0; i < r->after.cnt; i++) {
 		p = &r->after.progs[i];
-		if (!selected(p, NULL) || !p->has_streams || (!p->capacity[0] && !p->capacity[1]))
+		if (!selected(p, NULL) || !p->has_streams || !stream_accounted(p->capacity))
 			continue;
-		gp = grouper__prog(r->g, p->id, p->tag, p->full_name);
+		gp = grouper__prog(r->g, p->ident.id, p->ident.tag, p->ident.name);
 		if (gp) {
-			gp->type = p->type;
+			gp->ident.type = p->ident.type;
 			gp->has_type = true;
 		}
 	}
@@ -284,11 +284,11 @@ static void note_drained(struct report *r, struct pipeline *pl)
 
 	n = pipeline__tracked(pl, &t);
 	for (i = 0; i < n; i++) {
-		gp = grouper__prog(r->g, t[i]->p.id, t[i]->p.tag, t[i]->p.name);
+		gp = grouper__prog(r->g, t[i]->p.ident.id, t[i]->p.ident.tag, t[i]->p.ident.name);
 		if (!gp)
 			continue;
 		memcpy(gp->bytes_read, t[i]->bytes_read, sizeof(gp->bytes_read));
-		gp->type = t[i]->p.type;
+		gp->ident.type = t[i]->p.ident.type;
 		gp->has_type = true;
 	}
 }
@@ -300,7 +300,7 @@ static bool in_journal(struct report *r, __u32 id)
 
 	n = grouper__sorted(r->g, &progs);
 	for (i = 0; i < n; i++)
-		if (progs[i]->id == id)
+		if (progs[i]->ident.id == id)
 			return true;
 	return false;
 }
@@ -389,7 +389,7 @@ static struct saturation saturation_of(const struct report *r, const struct gpro
 	struct saturation s = {};
 	const struct prog *p;
 
-	if (!r->live || !(p = prog_list__find(&r->after, gp->id)) || strcmp(p->tag, gp->tag))
+	if (!r->live || !(p = prog_list__find(&r->after, gp->ident.id)) || strcmp(p->ident.tag, gp->ident.tag))
 		return s;
 	s.known = p->has_streams;
 	memcpy(s.capacity, p->capacity, sizeof(s.capacity));
@@ -403,10 +403,10 @@ static bool unloaded(const struct report *r, const struct gprog *gp)
 {
 	const struct prog *p;
 
-	if (!r->live || !gp->id)
+	if (!r->live || !gp->ident.id)
 		return false;
-	p = prog_list__find(&r->after, gp->id);
-	return !p || strcmp(p->tag, gp->tag);
+	p = prog_list__find(&r->after, gp->ident.id);
+	return !p || strcmp(p->ident.tag, gp->ident.tag);
 }
 
 /* Right after a drain, what is still accounted was never readable: bytes
@@ -414,7 +414,7 @@ static bool unloaded(const struct report *r, const struct gprog *gp)
  */
 static bool reports_lost(const struct saturation *s, const struct gprog *gp)
 {
-	return (s->known && s->capacity[1] > 0) ||
+	return (s->known && s->capacity[stream_idx(STREAM_STDERR)] > 0) ||
 	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
 	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
 }
@@ -461,66 +461,22 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	return o;
 }
 
-static struct json_object *streams_json(const struct saturation *s, const struct gprog *gp)
-{
-	struct json_object *o, *st;
-	int i;
-
-	if (!s->known)
-		return NULL;
-	o = json_object_new_object();
-	for (i = 0; i < STREAM_CNT; i++) {
-		st = json_object_new_object();
-		json_object_object_add(st, "capacity", json_object_new_int(s->capacity[i]));
-		json_object_object_add(st, "limit", json_object_new_int(STREAM_MAX_CAPACITY));
-		json_object_object_add(st, "full", json_object_new_boolean(stream_full(s->capacity[i])));
-		json_object_object_add(st, "read_bytes", json_object_new_int64(gp->bytes_read[i]));
-		json_object_object_add(st, "lost_bytes", json_object_new_int(s->capacity[i]));
-		json_object_object_add(o, stream_name(i + 1), st);
-	}
-	return o;
-}
-
-static struct json_object *error_count_json(const struct saturation *s)
-{
-	struct json_object *o;
-
-	if (!s->has_error_count)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "count", json_object_new_int64(s->error_count));
-	json_object_object_add(o, "max", json_object_new_int(ERROR_COUNT_MAX));
-	json_object_object_add(o, "hidden", json_object_new_int64(
-		s->error_count > ERROR_COUNT_MAX ? s->error_count - ERROR_COUNT_MAX : 0));
-	return o;
-}
-
 static struct json_object *prog_json(const struct report *r, const struct gprog *gp)
 {
-	struct json_object *o = json_object_new_object(), *faults, *msgs, *groups;
+	struct json_object *o = json_object_new_object(), *groups;
 	struct saturation s = saturation_of(r, gp);
-	int k, i;
+	int i;
 
-	json_object_object_add(o, "id", gp->id ? json_object_new_int64(gp->id) : NULL);
-	json_add_bytes(o, "name", gp->name, strlen(gp->name));
-	json_object_object_add(o, "tag", gp->tag[0] ? json_object_new_string(gp->tag) : NULL);
-	json_object_object_add(o, "type", gp->has_type ? json_object_new_string(prog_type_name(gp->type)) : NULL);
+	prog_ident_json(o, &gp->ident, gp->has_type);
 	if (gp->input)
 		json_add_bytes(o, "input", gp->input, strlen(gp->input));
 	else
 		json_object_object_add(o, "unloaded", json_object_new_boolean(unloaded(r, gp)));
-	faults = json_object_new_object();
-	for (k = 0; k < FAULT_KIND_CNT; k++)
-		if (gp->faults[k])
-			json_object_object_add(faults, fault_kind_name(k), json_object_new_int64(gp->faults[k]));
-	json_object_object_add(o, "faults", faults);
-	json_object_object_add(o, "fault_count", json_object_new_int64(gp->fault_total));
-	msgs = json_object_new_object();
-	for (i = 0; i < STREAM_CNT; i++)
-		json_object_object_add(msgs, stream_name(i + 1), json_object_new_int64(gp->messages[i]));
-	json_object_object_add(o, "messages", msgs);
-	json_object_object_add(o, "streams", streams_json(&s, gp));
-	json_object_object_add(o, "error_count", error_count_json(&s));
+	json_object_object_add(o, "faults", faults_json(gp->faults));
+	json_add_int(o, "fault_count", gp->fault_total);
+	json_object_object_add(o, "messages", per_stream_json(gp->messages));
+	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read));
+	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
 	groups = json_object_new_array();
 	for (i = 0; i < gp->group_cnt; i++)
@@ -543,10 +499,10 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 	for (i = 0; i < n; i++) {
 		s = saturation_of(r, progs[i]);
 		t.faults += progs[i]->fault_total;
-		t.messages += progs[i]->messages[0] + progs[i]->messages[1];
+		t.messages += stream_sum(progs[i]->messages);
 		t.groups += progs[i]->group_cnt;
 		if (s.known)
-			t.lost_bytes += s.capacity[0] + s.capacity[1];
+			t.lost_bytes += stream_accounted(s.capacity);
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;
@@ -603,15 +559,17 @@ static void put(const char *s)
 
 static void print_saturation_plain(const struct saturation *s, const struct gprog *gp)
 {
-	int i;
+	enum stream st;
+	int cap;
 
-	for (i = 0; s->known && i < STREAM_CNT; i++) {
-		if (!s->capacity[i])
+	for_each_stream(st) {
+		cap = s->capacity[stream_idx(st)];
+		if (!s->known || !cap)
 			continue;
 		printf("  %s: %d of %d bytes accounted%s, %d never readable (%s)\n",
-		       stream_name(i + 1), s->capacity[i], STREAM_MAX_CAPACITY,
-		       stream_full(s->capacity[i]) ? ", FULL: writes refused" : "",
-		       s->capacity[i], i ? "fault reports and messages lost" : "messages lost");
+		       stream_name(st), cap, STREAM_MAX_CAPACITY,
+		       stream_full(cap) ? ", FULL: writes refused" : "", cap,
+		       st == STREAM_STDERR ? "fault reports and messages lost" : "messages lost");
 	}
 	if (s->has_error_count) {
 		printf("  kernel error count: %lld/%d", s->error_count, ERROR_COUNT_MAX);
@@ -648,19 +606,19 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 	bool any = false;
 	int k, i;
 
-	if (gp->id)
-		printf("\nprogram %u ", gp->id);
+	if (gp->ident.id)
+		printf("\nprogram %u ", gp->ident.id);
 	else
 		printf("\nprogram ");
-	put(gp->name[0] ? gp->name : "(no name)");
-	if (gp->input && strcmp(gp->input, gp->name)) {
+	put(gp->ident.name[0] ? gp->ident.name : "(no name)");
+	if (gp->input && strcmp(gp->input, gp->ident.name)) {
 		printf(" from ");
 		put(gp->input);
 	}
-	if (gp->tag[0])
-		printf(" tag %s", gp->tag);
+	if (gp->ident.tag[0])
+		printf(" tag %s", gp->ident.tag);
 	if (gp->has_type)
-		printf(" %s", prog_type_name(gp->type));
+		printf(" %s", prog_type_name(gp->ident.type));
 	if (unloaded(r, gp))
 		printf(" (unloaded)");
 	printf("\n  faults:");
@@ -671,7 +629,7 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 		}
 	}
 	printf("%s; messages: stdout %llu, stderr %llu\n", any ? "" : " none",
-	       gp->messages[0], gp->messages[1]);
+	       gp->messages[stream_idx(STREAM_STDOUT)], gp->messages[stream_idx(STREAM_STDERR)]);
 	print_saturation_plain(&s, gp);
 	for (i = 0; i < gp->group_cnt; i++)
 		print_group_plain(r, &gp->groups[i]);

@@ -26,15 +26,15 @@ struct prog_stream_read_attr {
 
 #if LIBBPF_MAJOR_VERSION > 1 || (LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 6)
 /* libbpf 1.6 wraps the command itself. */
-ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
+ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len)
 {
-	int ret = bpf_prog_stream_read(prog_fd, stream_id, buf, len > 0xffffffffu ? 0xffffffffu : len,
+	int ret = bpf_prog_stream_read(prog_fd, s, buf, len > 0xffffffffu ? 0xffffffffu : len,
 				       NULL);
 
 	return ret < 0 ? (errno ? -errno : ret) : ret;
 }
 #else
-ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
+ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len)
 {
 	union bpf_attr attr;
 	struct prog_stream_read_attr *a = (void *)&attr;
@@ -43,12 +43,17 @@ ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len)
 	memset(&attr, 0, sizeof(attr));
 	a->stream_buf = (__u64)(unsigned long)buf;
 	a->stream_buf_len = len > 0xffffffffu ? 0xffffffffu : len;
-	a->stream_id = stream_id;
+	a->stream_id = s;
 	a->prog_fd = prog_fd;
 	ret = syscall(__NR_bpf, BPF_PROG_STREAM_READ_BY_FD, &attr, sizeof(attr));
 	return ret < 0 ? -errno : ret;
 }
 #endif
+
+const char *stream_name(enum stream s)
+{
+	return s == STREAM_STDOUT ? "stdout" : s == STREAM_STDERR ? "stderr" : "unknown";
+}
 
 bool stream_rfc_kfuncs_present(void)
 {
@@ -96,7 +101,7 @@ struct drainer {
 	drain_fn fn;
 	void *ctx;
 	__u32 cur_id;
-	int cur_stream;
+	enum stream cur_stream;
 	int cb_err;
 };
 
@@ -161,7 +166,7 @@ void drainer__free(struct drainer *d)
 	free(d);
 }
 
-static int drain_upstream_one(struct drainer *d, int fd, __u32 id, int stream,
+static int drain_upstream_one(struct drainer *d, int fd, __u32 id, enum stream stream,
 			      drain_fn fn, void *ctx)
 {
 	ssize_t n;
@@ -181,19 +186,20 @@ static int drain_upstream_one(struct drainer *d, int fd, __u32 id, int stream,
 
 static int drain_upstream(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
 {
-	int fd, stream, err = 0;
+	enum stream s;
+	int fd, err = 0;
 
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	for (stream = STREAM_STDOUT_ID; stream <= STREAM_STDERR_ID && !err; stream++)
-		if (mask & (1U << stream))
-			err = drain_upstream_one(d, fd, id, stream, fn, ctx);
+	for_each_stream(s)
+		if (!err && (mask & STREAM_MASK(s)))
+			err = drain_upstream_one(d, fd, id, s, fn, ctx);
 	close(fd);
 	return err;
 }
 
-static int drain_rfc_one(struct drainer *d, __u32 id, int stream)
+static int drain_rfc_one(struct drainer *d, __u32 id, enum stream stream)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err;
@@ -215,14 +221,15 @@ static int drain_rfc_one(struct drainer *d, __u32 id, int stream)
 
 static int drain_rfc(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
 {
-	int stream, err = 0;
+	enum stream s;
+	int err = 0;
 
 	d->fn = fn;
 	d->ctx = ctx;
 	d->cb_err = 0;
-	for (stream = STREAM_STDOUT_ID; stream <= STREAM_STDERR_ID && !err; stream++)
-		if (mask & (1U << stream))
-			err = drain_rfc_one(d, id, stream);
+	for_each_stream(s)
+		if (!err && (mask & STREAM_MASK(s)))
+			err = drain_rfc_one(d, id, s);
 	return err;
 }
 

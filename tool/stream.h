@@ -8,13 +8,46 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "../bpf/stream_ids.h"
+
 #ifndef BPF_PROG_STREAM_READ_BY_FD
 #define BPF_PROG_STREAM_READ_BY_FD 37
 #endif
 
-/* bpf(BPF_PROG_STREAM_READ_BY_FD): bytes copied, 0 when empty, -errno. */
-ssize_t stream_read_fd(int prog_fd, int stream_id, void *buf, size_t len);
+#define STREAM_CNT		2	/* stdout, stderr */
 
+/* Per-stream arrays hold STREAM_CNT values, indexed by stream_idx(). */
+static inline int stream_idx(enum stream s)
+{
+	return s - STREAM_STDOUT;
+}
+
+/* Bytes accounted to both streams together. */
+static inline long long stream_accounted(const int capacity[STREAM_CNT])
+{
+	return (long long)capacity[0] + capacity[1];
+}
+
+/* The fuller stream's bytes accounted. */
+static inline int stream_fullest(const int capacity[STREAM_CNT])
+{
+	return capacity[0] > capacity[1] ? capacity[0] : capacity[1];
+}
+
+static inline unsigned long long stream_sum(const unsigned long long v[STREAM_CNT])
+{
+	return v[0] + v[1];
+}
+
+#define for_each_stream(s)	for ((s) = STREAM_STDOUT; (s) <= STREAM_STDERR; (s)++)
+#define STREAM_MASK(s)		(1U << (s))
+#define STREAM_MASK_BOTH	(STREAM_MASK(STREAM_STDOUT) | STREAM_MASK(STREAM_STDERR))
+
+/* "stdout", "stderr" */
+const char *stream_name(enum stream s);
+
+/* bpf(BPF_PROG_STREAM_READ_BY_FD): bytes copied, 0 when empty, -errno. */
+ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len);
 
 enum stream_backend {
 	BACKEND_NONE,
@@ -27,15 +60,10 @@ bool stream_rfc_kfuncs_present(void);
 enum stream_backend stream_backend_detect(void);
 const char *stream_backend_name(enum stream_backend b);
 
-#define STREAM_STDOUT_ID	1
-#define STREAM_STDERR_ID	2
-#define STREAM_MASK_STDOUT	(1U << STREAM_STDOUT_ID)
-#define STREAM_MASK_STDERR	(1U << STREAM_STDERR_ID)
-#define STREAM_MASK_BOTH	(STREAM_MASK_STDOUT | STREAM_MASK_STDERR)
 #define STREAM_READ_BUF		(64 * 1024)
 
 /* Bytes drained from one stream; non-zero stops the drain. */
-typedef int (*drain_fn)(__u32 prog_id, int stream_id, const void *buf, size_t len, void *ctx);
+typedef int (*drain_fn)(__u32 prog_id, enum stream s, const void *buf, size_t len, void *ctx);
 
 struct drainer;
 

@@ -19,7 +19,8 @@
 #include "render.h"
 #include "tui.h"
 
-#define TOP_SCHEMA_VERSION 1
+/* 2: streams and error_count as in list and report (see bpfstderr(8)) */
+#define TOP_SCHEMA_VERSION 2
 
 static struct top_env {
 	struct top_opts o;
@@ -144,7 +145,7 @@ static void account_drained(struct top_ctx *c)
 
 	n = pipeline__tracked(c->pl, &t);
 	for (i = 0; i < n; i++) {
-		r = top_model__find(c->m, t[i]->p.id);
+		r = top_model__find(c->m, t[i]->p.ident.id);
 		for (s = 0; r && s < STREAM_CNT; s++) {
 			long long left = r->capacity[s] - (long long)(t[i]->bytes_read[s] - r->bytes_read[s]);
 
@@ -218,47 +219,24 @@ static void print_batch_plain(struct top_model *m)
 	free(rows);
 }
 
-static struct json_object *row_json(struct top_model *m, const struct row *r)
+static struct json_object *row_json(const struct row *r)
 {
-	struct json_object *o = json_object_new_object(), *faults, *msgs, *streams, *st;
+	struct json_object *o = json_object_new_object();
 	char buf[64];
-	int k, s;
 
-	json_object_object_add(o, "id", json_object_new_int64(r->id));
-	json_object_object_add(o, "type", json_object_new_string(prog_type_name(r->type)));
-	json_add_bytes(o, "name", r->name, strlen(r->name));
-	json_object_object_add(o, "tag", json_object_new_string(r->tag));
-	json_object_object_add(o, "owner", json_object_new_string(r->owner));
-	json_object_object_add(o, "unloaded", json_object_new_boolean(r->unloaded));
-	msgs = json_object_new_object();
-	for (s = 0; s < STREAM_CNT; s++)
-		json_object_object_add(msgs, stream_name(s + 1), json_object_new_int64(r->msgs[s]));
-	json_object_object_add(o, "messages", msgs);
-	faults = json_object_new_object();
-	for (k = 0; k < FAULT_KIND_CNT; k++)
-		if (r->faults[k])
-			json_object_object_add(faults, fault_kind_name(k), json_object_new_int64(r->faults[k]));
-	json_object_object_add(o, "faults", faults);
-	json_object_object_add(o, "fault_count", json_object_new_int64(r->fault_total));
+	prog_ident_json(o, &r->ident, true);
+	json_add_bytes(o, "owner", r->owner, strlen(r->owner));
+	json_add_bool(o, "unloaded", r->unloaded);
+	json_object_object_add(o, "messages", per_stream_json(r->msgs));
+	json_object_object_add(o, "faults", faults_json(r->faults));
+	json_add_int(o, "fault_count", r->fault_total);
 	json_object_object_add(o, "fault_rate_per_min", json_object_new_double(r->rate));
 	if (r->has_last_fault)
 		format_time(&r->last_fault, buf, sizeof(buf), true);
-	json_object_object_add(o, "last_fault", r->has_last_fault ? json_object_new_string(buf) : NULL);
-	streams = NULL;
-	if (r->has_streams) {
-		streams = json_object_new_object();
-		for (s = 0; s < STREAM_CNT; s++) {
-			st = json_object_new_object();
-			json_object_object_add(st, "capacity", json_object_new_int(r->capacity[s]));
-			json_object_object_add(st, "full", json_object_new_boolean(stream_full(r->capacity[s])));
-			json_object_object_add(st, "read_bytes", json_object_new_int64(r->bytes_read[s]));
-			json_object_object_add(streams, stream_name(s + 1), st);
-		}
-	}
-	json_object_object_add(o, "streams", streams);
-	json_object_object_add(o, "error_count",
-			       r->has_error_count ? json_object_new_int64(r->error_count) : NULL);
-	(void)m;
+	json_add_str(o, "last_fault", r->has_last_fault ? buf : NULL);
+	/* top drains what it shows: capacity left after the drain is lost */
+	json_object_object_add(o, "streams", streams_json(r->has_streams, r->capacity, r->bytes_read));
+	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
 	return o;
 }
 
@@ -278,7 +256,7 @@ static int print_batch_json(struct top_model *m)
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	json_object_object_add(o, "stream_writes", json_object_new_string(stream_health__label(&m->health)));
 	for (i = 0; i < n; i++)
-		json_object_array_add(arr, row_json(m, rows[i]));
+		json_object_array_add(arr, row_json(rows[i]));
 	json_object_object_add(o, "programs", arr);
 	err = json_print(o, stdout);
 	json_object_put(o);

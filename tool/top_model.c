@@ -42,12 +42,12 @@ static int cmp_row_id(const void *a, const void *b)
 {
 	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	return x->ident.id < y->ident.id ? -1 : x->ident.id > y->ident.id;
 }
 
 struct row *top_model__find(struct top_model *m, __u32 id)
 {
-	struct row key = { .id = id }, *kp = &key, **r;
+	struct row key = { .ident.id = id }, *kp = &key, **r;
 
 	r = bsearch(&kp, m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
 	return r ? *r : NULL;
@@ -55,7 +55,7 @@ struct row *top_model__find(struct top_model *m, __u32 id)
 
 struct gprog *top_model__groups_of(struct top_model *m, const struct row *r)
 {
-	return grouper__prog(m->groups, r->id, r->tag, r->name);
+	return grouper__prog(m->groups, r->ident.id, r->ident.tag, r->ident.name);
 }
 
 static void set_owner(struct row *r, const struct prog *p)
@@ -78,11 +78,7 @@ static struct row *row_new(const struct jprog *jp)
 
 	if (!r)
 		return NULL;
-	r->id = jp->id;
-	r->load_time_ns = jp->load_time_ns;
-	memcpy(r->tag, jp->tag, sizeof(r->tag));
-	snprintf(r->name, sizeof(r->name), "%s", jp->name);
-	r->type = jp->type;
+	r->ident = jp->ident;
 	return r;
 }
 
@@ -150,7 +146,8 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 		struct row *r = i < m->cnt ? m->rows[i] : NULL;
 		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
 
-		if (r && (!p || r->id < p->id || (r->id == p->id && r->load_time_ns != p->load_time_ns))) {
+		if (r && (!p || r->ident.id < p->ident.id ||
+			  (r->ident.id == p->ident.id && !prog_ident__same(&r->ident, &p->ident)))) {
 			if (!r->unloaded) {
 				r->unloaded = true;
 				r->gone_at = now;
@@ -163,7 +160,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 			next[n++] = r;
 			continue;
 		}
-		if (r && r->id == p->id) {
+		if (r && r->ident.id == p->ident.id) {
 			i++;
 		} else {
 			struct jprog jp = jprog_of(p);
@@ -186,9 +183,8 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 	m->losing = 0;
 	for (i = 0; i < m->cnt; i++) {
 		m->fault_total += m->rows[i]->fault_total;
-		m->msg_total += m->rows[i]->msgs[0] + m->rows[i]->msgs[1];
-		m->losing += !m->rows[i]->unloaded && m->rows[i]->has_streams &&
-			     m->rows[i]->capacity[1] > 0;
+		m->msg_total += stream_sum(m->rows[i]->msgs);
+		m->losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
 	}
 }
 
@@ -214,7 +210,7 @@ static void remember(struct row *r, const struct pipe_event *pe)
 
 int top_model__event(struct top_model *m, const struct pipe_event *pe)
 {
-	struct row *r = top_model__find(m, pe->prog->id);
+	struct row *r = top_model__find(m, pe->prog->ident.id);
 	struct gprog *gp;
 
 	/* not in the last snapshot: from the journal, or loaded since (the
@@ -226,7 +222,7 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	}
 	remember(r, pe);
 	if (pe->ev->kind != EV_FAULT) {
-		r->msgs[pe->ev->stream - 1]++;
+		r->msgs[stream_idx(pe->ev->stream)]++;
 		return 0;
 	}
 	r->faults[pe->ev->fault->kind]++;
@@ -292,14 +288,21 @@ int top_col_from_name(const char *s)
 	return -1;
 }
 
+/* Bytes still accounted to stderr after our drain were never readable:
+ * fault reports and messages the kernel dropped.
+ */
+bool row_losing(const struct row *r)
+{
+	return r->has_streams && r->capacity[stream_idx(STREAM_STDERR)] > 0;
+}
+
 double row_saturation(const struct row *r)
 {
 	if (r->has_error_count)
 		return r->error_count >= ERROR_COUNT_MAX ? 1 : (double)r->error_count / ERROR_COUNT_MAX;
 	if (!r->has_streams)
 		return 0;
-	return (double)(r->capacity[0] > r->capacity[1] ? r->capacity[0] : r->capacity[1]) /
-	       STREAM_MAX_CAPACITY;
+	return (double)stream_fullest(r->capacity) / STREAM_MAX_CAPACITY;
 }
 
 const char *row_kinds(const struct row *r, char *buf, size_t len)
@@ -343,7 +346,7 @@ static void fmt_age(const struct top_model *m, const struct row *r, char *buf, s
 
 static void fmt_saturation(const struct row *r, char *buf, size_t len)
 {
-	int cap = r->capacity[1] > r->capacity[0] ? r->capacity[1] : r->capacity[0];
+	int cap = stream_fullest(r->capacity);
 
 	if (r->has_error_count) {
 		snprintf(buf, len, "%lld/%d%s", r->error_count, ERROR_COUNT_MAX,
@@ -364,13 +367,13 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
 {
 	switch (c) {
 	case COL_ID:
-		snprintf(buf, len, "%u", r->id);
+		snprintf(buf, len, "%u", r->ident.id);
 		break;
 	case COL_TYPE:
-		snprintf(buf, len, "%s", prog_type_name(r->type));
+		snprintf(buf, len, "%s", prog_type_name(r->ident.type));
 		break;
 	case COL_NAME:
-		term_escape(buf, len, r->name, strlen(r->name));
+		term_escape(buf, len, r->ident.name, strlen(r->ident.name));
 		break;
 	case COL_OWNER:
 		snprintf(buf, len, "%s", r->unloaded ? "(unloaded)" : r->owner);
@@ -417,9 +420,9 @@ static int cmp_view(const void *a, const void *b)
 	int c = 0;
 
 	switch (sort_col) {
-	case COL_ID: c = cmp_num(x->id, y->id); break;
-	case COL_TYPE: c = strcmp(prog_type_name(x->type), prog_type_name(y->type)); break;
-	case COL_NAME: c = strcmp(x->name, y->name); break;
+	case COL_ID: c = cmp_num(x->ident.id, y->ident.id); break;
+	case COL_TYPE: c = strcmp(prog_type_name(x->ident.type), prog_type_name(y->ident.type)); break;
+	case COL_NAME: c = strcmp(x->ident.name, y->ident.name); break;
 	case COL_OWNER: c = strcmp(x->owner, y->owner); break;
 	case COL_OUT: c = cmp_num(x->msgs[0], y->msgs[0]); break;
 	case COL_ERR: c = cmp_num(x->msgs[1], y->msgs[1]); break;
@@ -436,7 +439,7 @@ static int cmp_view(const void *a, const void *b)
 	if (sort_col != COL_ID && sort_col != COL_TYPE && sort_col != COL_NAME && sort_col != COL_OWNER)
 		c = -c;
 	if (!c)
-		c = cmp_num(x->id, y->id);
+		c = cmp_num(x->ident.id, y->ident.id);
 	return sort_rev ? -c : c;
 }
 
@@ -444,7 +447,7 @@ static bool matches(const struct row *r, const char *filter)
 {
 	if (!filter || !*filter)
 		return true;
-	return strcasestr(r->name, filter) || strcasestr(prog_type_name(r->type), filter) ||
+	return strcasestr(r->ident.name, filter) || strcasestr(prog_type_name(r->ident.type), filter) ||
 	       strcasestr(r->owner, filter);
 }
 

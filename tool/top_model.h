@@ -22,18 +22,14 @@
 struct recent {
 	char *text;		/* raw bytes: a message line or a whole report */
 	size_t len;
-	int stream;
+	enum stream stream;
 	bool fault;
 	bool partial;
 	struct timespec ts;
 };
 
 struct row {
-	__u32 id;
-	__u64 load_time_ns;
-	char tag[17];
-	char name[256];
-	__u32 type;
+	struct prog_ident ident;
 	char owner[64];			/* "comm(pid)" of the first owner, +N */
 	unsigned long long msgs[STREAM_CNT];
 	unsigned long long faults[FAULT_KIND_CNT];
@@ -91,6 +87,8 @@ const char *top_col_name(enum top_col c);
 int top_col_from_name(const char *s);
 /* Column text, terminal-safe; buf at least 128 bytes. */
 void top_cell(const struct top_model *m, const struct row *r, enum top_col c, char *buf, size_t len);
+/* Is the program losing reports (bytes accounted, never readable)? */
+bool row_losing(const struct row *r);
 /* 0..1 of the stream limit, for the saturation bar. */
 double row_saturation(const struct row *r);
 const char *row_kinds(const struct row *r, char *buf, size_t len);

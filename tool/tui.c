@@ -188,8 +188,8 @@ static enum pair sat_pair(const struct row *r)
 {
 	double s = row_saturation(r);
 
-	if (r->has_streams && r->capacity[1] > 0)
-		return PAIR_FAULT;	/* bytes lost */
+	if (row_losing(r))
+		return PAIR_FAULT;
 	return s >= 0.9 ? PAIR_FAULT : s >= 0.5 ? PAIR_WARN : PAIR_OK;
 }
 
@@ -356,10 +356,10 @@ static void rebuild_view(struct tui *t)
 	t->nrows = top_model__view(t->m, t->filter, t->o.sort, t->o.reverse, &t->rows);
 	t->sel = 0;
 	for (i = 0; i < t->nrows; i++)
-		if (t->rows[i]->id == t->sel_id)
+		if (t->rows[i]->ident.id == t->sel_id)
 			t->sel = i;
 	if (t->nrows)
-		t->sel_id = t->rows[t->sel]->id;
+		t->sel_id = t->rows[t->sel]->ident.id;
 }
 
 static void draw_table(struct tui *t, int y0)
@@ -411,16 +411,19 @@ static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, i
 
 static void print_saturation(FILE *f, const struct row *r)
 {
-	int s;
+	enum stream s;
+	int cap;
 
 	if (r->has_error_count)
 		fprintf(f, "kernel error count %lld/%d%s\n", r->error_count, ERROR_COUNT_MAX,
 			r->error_count > ERROR_COUNT_MAX ? " (reports beyond 64 hidden)" : "");
-	for (s = 0; s < STREAM_CNT && r->has_streams; s++)
-		fprintf(f, "%s: %d of %d bytes accounted after draining%s%s\n", stream_name(s + 1),
-			r->capacity[s], STREAM_MAX_CAPACITY,
-			r->capacity[s] ? ": never readable, lost" : "",
-			stream_full(r->capacity[s]) ? "; FULL, writes refused" : "");
+	for_each_stream(s) {
+		cap = r->capacity[stream_idx(s)];
+		if (r->has_streams)
+			fprintf(f, "%s: %d of %d bytes accounted after draining%s%s\n", stream_name(s),
+				cap, STREAM_MAX_CAPACITY, cap ? ": never readable, lost" : "",
+				stream_full(cap) ? "; FULL, writes refused" : "");
+	}
 }
 
 static void print_detail(struct tui *t, FILE *f, struct row *r)
@@ -430,8 +433,8 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 	struct fault flt;
 	int i;
 
-	term_escape(name, sizeof(name), r->name, strlen(r->name));
-	fprintf(f, "program %u %s  tag %s  %s  %s%s\n", r->id, name, r->tag, prog_type_name(r->type),
+	term_escape(name, sizeof(name), r->ident.name, strlen(r->ident.name));
+	fprintf(f, "program %u %s  tag %s  %s  %s%s\n", r->ident.id, name, r->ident.tag, prog_type_name(r->ident.type),
 		r->owner, r->unloaded ? "  UNLOADED" : "");
 	fprintf(f, "messages: stdout %llu, stderr %llu; faults %llu", r->msgs[0], r->msgs[1],
 		r->fault_total);
@@ -561,8 +564,8 @@ static void title_of(struct tui *t, char *buf, size_t len, const char *what)
 		snprintf(buf, len, "%s", what);
 		return;
 	}
-	term_escape(name, sizeof(name), r->name, strlen(r->name));
-	snprintf(buf, len, "%s program %u %s%s", what, r->id, name, r->unloaded ? " (unloaded)" : "");
+	term_escape(name, sizeof(name), r->ident.name, strlen(r->ident.name));
+	snprintf(buf, len, "%s program %u %s%s", what, r->ident.id, name, r->unloaded ? " (unloaded)" : "");
 }
 
 static void title_detail(struct tui *t, char *buf, size_t len)
@@ -634,7 +637,7 @@ static void move_sel(struct tui *t, long delta)
 	s = (long)t->sel + delta;
 	s = s < 0 ? 0 : s >= (long)t->nrows ? (long)t->nrows - 1 : s;
 	t->sel = s;
-	t->sel_id = t->rows[s]->id;
+	t->sel_id = t->rows[s]->ident.id;
 }
 
 static void act_up(struct tui *t) { move_sel(t, -1); }
