@@ -20,6 +20,7 @@
 
 #include "debuginfo.h"
 #include "kdie.h"
+#include "symcache.h"
 #include "ksym.h"
 #include "main.h"
 
@@ -38,6 +39,9 @@ struct cu_range {
 
 struct kobj {
 	char name[64];			/* "vmlinux" or the module's */
+	char path[PATH_MAX];		/* found, checked; "" if none */
+	struct symcache *cache;		/* by its build-id, NULL if off */
+	int loaded;			/* 0: not yet, 1: DWARF open, < 0: failed */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;
@@ -64,7 +68,7 @@ struct kobj {
 #define MEMO_SLOTS 4096
 
 struct memo {
-	const struct kobj *k;
+	size_t k;			/* index in kobjs + 1: stable across realloc */
 	unsigned long long off, size;
 	const char *sym;
 	int exact;
@@ -93,6 +97,7 @@ struct ksyms *ksyms__new(const struct symbolizer_opts *o, struct strpool *st)
 
 static void kobj_fini(struct kobj *k)
 {
+	symcache__close(k->cache);
 	kdie__free(k->kd);
 	if (k->dwfl)
 		dwfl_end(k->dwfl);
@@ -417,19 +422,34 @@ static bool module_matches(struct ksyms *s, const char *mod, const char *path)
 	return false;
 }
 
-static int kobj_open(struct ksyms *s, struct kobj *k)
+/* The object's file, and its cache when it has DWARF: a file without
+ * may share the build-id of one with, and answer less.
+ */
+static int kobj_find(struct ksyms *s, struct kobj *k)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], id[BUILD_ID_HEX_LEN];
 	const char *p;
-	bool is_vmlinux = !strcmp(k->name, "vmlinux");
+	bool is_vmlinux = !strcmp(k->name, "vmlinux"), dwarf;
 
 	p = is_vmlinux ? vmlinux_path(s, path, sizeof(path)) : module_path(s, k->name);
 	if (!p || (!is_vmlinux && !module_matches(s, k->name, p)))
 		return -ENOENT;
+	snprintf(k->path, sizeof(k->path), "%s", p);
+	if (!elf_build_id(k->path, id, sizeof(id), &dwarf) && dwarf)
+		k->cache = symcache__open(id, s->st);
+	return 0;
+}
+
+/* libdw, symbols and indexes: only when a frame is not in the cache. */
+static int kobj_load(struct kobj *k)
+{
+	if (k->loaded)
+		return k->loaded > 0 ? 0 : -ENOENT;
+	k->loaded = -1;
 	k->dwfl = dwfl_begin(&offline_callbacks);
 	if (!k->dwfl)
 		return -ENOMEM;
-	k->mod = dwfl_report_offline(k->dwfl, k->name, p, -1);
+	k->mod = dwfl_report_offline(k->dwfl, k->name, k->path, -1);
 	dwfl_report_end(k->dwfl, NULL, NULL);
 	if (!k->mod)
 		return -ENOENT;
@@ -440,9 +460,11 @@ static int kobj_open(struct ksyms *s, struct kobj *k)
 		index_cus(k);
 		k->kd = kdie__new(k->dw);
 	}
+	k->loaded = 1;
 	return 0;
 }
 
+/* The object of a frame, found and checked once; NULL if there is none. */
 static struct kobj *kobj_get(struct ksyms *s, const char *module)
 {
 	const char *name = module ? module : "vmlinux";
@@ -451,14 +473,14 @@ static struct kobj *kobj_get(struct ksyms *s, const char *module)
 
 	for (i = 0; i < s->nkobjs; i++)
 		if (!strcmp(s->kobjs[i].name, name))
-			return s->kobjs[i].dwfl && s->kobjs[i].mod ? &s->kobjs[i] : NULL;
+			return s->kobjs[i].path[0] ? &s->kobjs[i] : NULL;
 	tmp = realloc(s->kobjs, (s->nkobjs + 1) * sizeof(*tmp));
 	if (!tmp)
 		return NULL;
 	s->kobjs = tmp;
 	memset(&s->kobjs[s->nkobjs], 0, sizeof(*s->kobjs));
 	snprintf(s->kobjs[s->nkobjs].name, sizeof(s->kobjs->name), "%s", name);
-	if (kobj_open(s, &s->kobjs[s->nkobjs++]))
+	if (kobj_find(s, &s->kobjs[s->nkobjs++]))
 		return NULL;
 	return &s->kobjs[s->nkobjs - 1];
 }
@@ -645,10 +667,9 @@ static const struct ksym *find_name(struct kobj *k, const char *name, size_t *cn
 	return *cnt ? k->cand : NULL;
 }
 
-static struct memo *memo_slot(struct ksyms *s, const struct kobj *k, const struct frame *fr,
-			      bool exact)
+static struct memo *memo_slot(struct ksyms *s, size_t k, const struct frame *fr, bool exact)
 {
-	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ (unsigned long)k ^ exact;
+	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ k ^ exact;
 	const char *c;
 
 	if (!s->memo && !(s->memo = calloc(MEMO_SLOTS, sizeof(*s->memo))))
@@ -658,7 +679,7 @@ static struct memo *memo_slot(struct ksyms *s, const struct kobj *k, const struc
 	return &s->memo[h % MEMO_SLOTS];
 }
 
-static bool memo_hit(const struct memo *m, const struct kobj *k, const struct frame *fr, bool exact)
+static bool memo_hit(const struct memo *m, size_t k, const struct frame *fr, bool exact)
 {
 	return m && m->k == k && m->sym && m->off == fr->off && m->size == fr->size &&
 	       m->exact == exact && !strcmp(m->sym, fr->sym);
@@ -667,24 +688,34 @@ static bool memo_hit(const struct memo *m, const struct kobj *k, const struct fr
 static int kernel_frame_uncached(struct ksyms *s, struct kobj *k, const struct fault *f, int i,
 				 struct sym_loc *loc);
 
+/* Memo (this process), then the build-id cache (earlier ones), then DWARF. */
 int ksyms__frame(struct ksyms *s, const struct fault *f, int i, struct sym_loc *loc)
 {
 	const struct frame *fr = &f->frames[i];
 	struct kobj *k = kobj_get(s, fr->module);
 	bool exact = frame_is_exact(f, i);
 	struct memo *m;
+	size_t ki;
 	int err;
 
 	if (!k)
 		return -ENOENT;
-	m = memo_slot(s, k, fr, exact);
-	if (memo_hit(m, k, fr, exact)) {
+	ki = k - s->kobjs + 1;
+	m = memo_slot(s, ki, fr, exact);
+	if (memo_hit(m, ki, fr, exact)) {
 		*loc = m->loc;
 		return loc->found ? 0 : -ENOENT;
 	}
-	err = kernel_frame_uncached(s, k, f, i, loc);
+	if (symcache__get(k->cache, fr->sym, fr->off, fr->size, exact, loc)) {
+		err = loc->found ? 0 : -ENOENT;
+	} else {
+		if (kobj_load(k))
+			return -ENOENT;
+		err = kernel_frame_uncached(s, k, f, i, loc);
+		symcache__put(k->cache, fr->sym, fr->off, fr->size, exact, loc);
+	}
 	if (m) {
-		m->k = k;
+		m->k = ki;
 		m->off = fr->off;
 		m->size = fr->size;
 		m->exact = exact;
