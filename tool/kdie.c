@@ -286,7 +286,8 @@ static int read_abbrevs(struct kdie *kd, const struct kcu *cu, uint64_t off)
 	kd->abbrev_valid = false;
 	if (off >= kd->abbrev_len)
 		return -EINVAL;
-	memset(kd->codes, 0, kd->ncodes * sizeof(*kd->codes));
+	if (kd->ncodes)
+		memset(kd->codes, 0, kd->ncodes * sizeof(*kd->codes));
 	kd->ncodes = 0;
 	kd->nattrs = 0;
 	while (uleb(&p, end, &code) && code) {
