@@ -2,10 +2,14 @@
 # Kernel-frame symbolization against the addr2line family, same run: the
 # same random symbol+off frames from a large real vmlinux with DWARF (from
 # Debian's linux-image-*-dbg, fetched here with apt-get download into a
-# cache; never in CI), resolved by bpfstderr, llvm-addr2line-19 -i,
+# cache; never in CI), resolved by bpfstderr (cold, then warm from its
+# build-id cache, kept in a directory of the run), llvm-addr2line-19 -i,
 # eu-addr2line -i and addr2line -i. Prints first-frame latency, total time
-# and peak memory of each, and ratios to bpfstderr.
-# usage: bench/symbolize.sh [FRAMES] [PACKAGE]
+# and peak memory of each, and llvm-addr2line's time over each one's from
+# the same run, REPEATS times (default 3) as ranges. No vmlinux of the
+# running kernel is needed: bpfstderr is given --vmlinux, and its stderr
+# is never mixed with what is read.
+# usage: [REPEATS=N] bench/symbolize.sh [FRAMES] [PACKAGE]
 set -eu
 cd "$(dirname "$0")/.."
 frames=${1:-2000}

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include <elfutils/debuginfod.h>
 
 #include "debuginfo.h"
+#include "kdie.h"
+#include "symcache.h"
 #include "ksym.h"
 #include "main.h"
 
@@ -30,17 +33,31 @@ struct ksym {
 
 struct cu_range {
 	Dwarf_Addr lo, hi;
-	Dwarf_Off off;
+	Dwarf_Off off;			/* the CU's DIE */
+	Dwarf_Off hdr;			/* the unit's header */
 };
 
 struct kobj {
 	char name[64];			/* "vmlinux" or the module's */
+	char path[PATH_MAX];		/* found, checked; "" if none */
+	struct symcache *cache;		/* by its build-id, NULL if off */
+	int loaded;			/* 0: not yet, 1: DWARF open, < 0: failed */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;
 	Dwarf_Addr bias;
-	struct ksym *by_name;		/* sorted by name */
+	struct kdie *kd;		/* scope chains without libdw's walks */
+	/* Symbols by name in a hash table, built in one pass (sorting them by
+	 * name was half of the time to the first frame); kallsyms' sizes
+	 * from the sorted addresses, for the few names looked up.
+	 */
+	struct ksym *syms;
 	size_t nsyms;
+	uint32_t *bucket, *chain, nbuckets;
+	unsigned long long *addrs;	/* sorted, distinct */
+	size_t naddrs;
+	struct ksym *cand;		/* find_name()'s answer */
+	size_t cand_cap;
 	struct cu_range *cus;		/* sorted by lo */
 	size_t ncus;
 };
@@ -51,7 +68,7 @@ struct kobj {
 #define MEMO_SLOTS 4096
 
 struct memo {
-	const struct kobj *k;
+	size_t k;			/* index in kobjs + 1: stable across realloc */
 	unsigned long long off, size;
 	const char *sym;
 	int exact;
@@ -80,9 +97,15 @@ struct ksyms *ksyms__new(const struct symbolizer_opts *o, struct strpool *st)
 
 static void kobj_fini(struct kobj *k)
 {
+	symcache__close(k->cache);
+	kdie__free(k->kd);
 	if (k->dwfl)
 		dwfl_end(k->dwfl);
-	free(k->by_name);
+	free(k->syms);
+	free(k->bucket);
+	free(k->chain);
+	free(k->addrs);
+	free(k->cand);
 	free(k->cus);
 }
 
@@ -104,14 +127,6 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static int cmp_ksym_name(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
-}
-
 static int cmp_ksym_addr(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
@@ -126,41 +141,97 @@ static int cmp_cu(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* LSD radix sort, a byte a pass: a few ms for 100k kernel symbols. */
+static int sort_addrs(unsigned long long *v, size_t n)
+{
+	unsigned long long *tmp = malloc(n * sizeof(*tmp)), *src = v, *dst = tmp, *t;
+	size_t count[256], i, sum, c;
+	int shift;
+
+	if (!tmp)
+		return -ENOMEM;
+	for (shift = 0; shift < 64; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xff]++;
+		for (i = 0, sum = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	free(tmp);	/* an even number of passes: the result is back in v */
+	return 0;
+}
+
+static int index_names(struct kobj *k)
+{
+	size_t i, j;
+
+	for (k->nbuckets = 1024; k->nbuckets < 2 * k->nsyms; k->nbuckets *= 2)
+		;
+	k->bucket = malloc(k->nbuckets * sizeof(*k->bucket));
+	k->chain = malloc(k->nsyms * sizeof(*k->chain));
+	k->addrs = malloc(k->nsyms * sizeof(*k->addrs));
+	if (!k->bucket || !k->chain || !k->addrs)
+		return -ENOMEM;
+	memset(k->bucket, 0xff, k->nbuckets * sizeof(*k->bucket));
+	for (i = 0; i < k->nsyms; i++) {
+		uint32_t b = name_hash(k->syms[i].name) & (k->nbuckets - 1);
+
+		k->chain[i] = k->bucket[b];
+		k->bucket[b] = i;
+		k->addrs[i] = k->syms[i].addr;
+	}
+	if (sort_addrs(k->addrs, k->nsyms))
+		return -ENOMEM;
+	for (i = j = 0; i < k->nsyms; i++)
+		if (!j || k->addrs[j - 1] != k->addrs[i])
+			k->addrs[j++] = k->addrs[i];
+	k->naddrs = j;
+	return 0;
+}
+
 /* Text symbols, with kallsyms' notion of size: the distance to the next. */
 static int load_symbols(struct kobj *k)
 {
 	int n = dwfl_module_getsymtab(k->mod), i, cnt = 0;
-	struct ksym *by_addr;
+	struct ksym *syms;
 	GElf_Addr addr;
 	GElf_Sym sym;
 	const char *name;
 
 	if (n <= 0)
 		return -ENOENT;
-	by_addr = calloc(n, sizeof(*by_addr));
-	if (!by_addr)
+	syms = calloc(n, sizeof(*syms));
+	if (!syms)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		name = dwfl_module_getsym_info(k->mod, i, &sym, &addr, NULL, NULL, NULL);
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
 		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE))
 			continue;
-		by_addr[cnt].name = name;
-		by_addr[cnt].size = sym.st_size;
-		by_addr[cnt++].addr = addr;
+		syms[cnt].name = name;
+		syms[cnt].size = sym.st_size;
+		syms[cnt++].addr = addr;
 	}
-	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_addr);
-	for (i = 0; i < cnt; i++) {
-		int j = i + 1;
-
-		while (j < cnt && by_addr[j].addr == by_addr[i].addr)
-			j++;
-		by_addr[i].dist = j < cnt ? by_addr[j].addr - by_addr[i].addr : 0;
-	}
-	qsort(by_addr, cnt, sizeof(*by_addr), cmp_ksym_name);
-	k->by_name = by_addr;
+	k->syms = syms;
 	k->nsyms = cnt;
-	return 0;
+	return index_names(k);
 }
 
 /* elfutils 0.188 finds no CU without .debug_aranges (clang leaves it out):
@@ -176,6 +247,8 @@ static int index_cus(struct kobj *k)
 	Dwarf_Die cu;
 
 	while (dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off hdr = off;
+
 		roff = off + hsize;
 		off = next;
 		if (!dwarf_offdie(k->dw, roff, &cu))
@@ -188,7 +261,7 @@ static int index_cus(struct kobj *k)
 					return -ENOMEM;
 				k->cus = tmp;
 			}
-			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff };
+			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff, hdr };
 		}
 	}
 	qsort(k->cus, k->ncus, sizeof(*k->cus), cmp_cu);
@@ -349,30 +422,49 @@ static bool module_matches(struct ksyms *s, const char *mod, const char *path)
 	return false;
 }
 
-static int kobj_open(struct ksyms *s, struct kobj *k)
+/* The object's file, and its cache when it has DWARF: a file without
+ * may share the build-id of one with, and answer less.
+ */
+static int kobj_find(struct ksyms *s, struct kobj *k)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], id[BUILD_ID_HEX_LEN];
 	const char *p;
-	bool is_vmlinux = !strcmp(k->name, "vmlinux");
+	bool is_vmlinux = !strcmp(k->name, "vmlinux"), dwarf;
 
 	p = is_vmlinux ? vmlinux_path(s, path, sizeof(path)) : module_path(s, k->name);
 	if (!p || (!is_vmlinux && !module_matches(s, k->name, p)))
 		return -ENOENT;
+	snprintf(k->path, sizeof(k->path), "%s", p);
+	if (!elf_build_id(k->path, id, sizeof(id), &dwarf) && dwarf)
+		k->cache = symcache__open(id, s->st);
+	return 0;
+}
+
+/* libdw, symbols and indexes: only when a frame is not in the cache. */
+static int kobj_load(struct kobj *k)
+{
+	if (k->loaded)
+		return k->loaded > 0 ? 0 : -ENOENT;
+	k->loaded = -1;
 	k->dwfl = dwfl_begin(&offline_callbacks);
 	if (!k->dwfl)
 		return -ENOMEM;
-	k->mod = dwfl_report_offline(k->dwfl, k->name, p, -1);
+	k->mod = dwfl_report_offline(k->dwfl, k->name, k->path, -1);
 	dwfl_report_end(k->dwfl, NULL, NULL);
 	if (!k->mod)
 		return -ENOENT;
 	k->dw = dwfl_module_getdwarf(k->mod, &k->bias);
 	if (load_symbols(k))
 		return -ENOENT;
-	if (k->dw)
+	if (k->dw) {
 		index_cus(k);
+		k->kd = kdie__new(k->dw);
+	}
+	k->loaded = 1;
 	return 0;
 }
 
+/* The object of a frame, found and checked once; NULL if there is none. */
 static struct kobj *kobj_get(struct ksyms *s, const char *module)
 {
 	const char *name = module ? module : "vmlinux";
@@ -381,19 +473,19 @@ static struct kobj *kobj_get(struct ksyms *s, const char *module)
 
 	for (i = 0; i < s->nkobjs; i++)
 		if (!strcmp(s->kobjs[i].name, name))
-			return s->kobjs[i].dwfl && s->kobjs[i].mod ? &s->kobjs[i] : NULL;
+			return s->kobjs[i].path[0] ? &s->kobjs[i] : NULL;
 	tmp = realloc(s->kobjs, (s->nkobjs + 1) * sizeof(*tmp));
 	if (!tmp)
 		return NULL;
 	s->kobjs = tmp;
 	memset(&s->kobjs[s->nkobjs], 0, sizeof(*s->kobjs));
 	snprintf(s->kobjs[s->nkobjs].name, sizeof(s->kobjs->name), "%s", name);
-	if (kobj_open(s, &s->kobjs[s->nkobjs++]))
+	if (kobj_find(s, &s->kobjs[s->nkobjs++]))
 		return NULL;
 	return &s->kobjs[s->nkobjs - 1];
 }
 
-static bool find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
+static const struct cu_range *find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
 {
 	size_t lo = 0, hi = k->ncus, i;
 
@@ -408,8 +500,8 @@ static bool find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
 	/* ranges may nest or overlap: look back over those starting below a */
 	for (i = lo; i-- > 0;)
 		if (a < k->cus[i].hi && a >= k->cus[i].lo)
-			return dwarf_offdie(k->dw, k->cus[i].off, cu) != NULL;
-	return false;
+			return dwarf_offdie(k->dw, k->cus[i].off, cu) ? &k->cus[i] : NULL;
+	return NULL;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -434,8 +526,42 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-/* file:line of a, and the chain of inlined calls, as eu-addr2line -i. */
-/* The function a frame is in is named as the symbol table names it, as
+/* The scopes containing pc, innermost first, down to the CU: what
+ * dwarf_getscopes() of pc then dwarf_getscopes_die() of its innermost
+ * scope give (the DIE parents of an inlined body are where it was
+ * inlined, not where it was defined). kdie reads them straight from the
+ * section; libdw is asked only when kdie cannot tell. Returns the number
+ * in *scopes (to be freed when *heap), or <= 0.
+ */
+static int scope_chain(struct kobj *k, const struct cu_range *r, Dwarf_Die *cu, Dwarf_Addr pc,
+		       Dwarf_Die *stack, Dwarf_Die **scopes)
+{
+	Dwarf_Off path[KDIE_DEPTH_MAX];
+	Dwarf_Die *tmp = NULL;
+	int n, i;
+
+	n = k->kd ? kdie__scope_path(k->kd, r->hdr, pc, path, KDIE_DEPTH_MAX) : -ENOTSUP;
+	if (n >= 0) {
+		for (i = 0; i < n; i++)
+			if (!dwarf_offdie(k->dw, path[n - 1 - i], &stack[i]))
+				return -EINVAL;
+		*scopes = stack;
+		return n;
+	}
+	n = dwarf_getscopes(cu, pc, &tmp);
+	if (n > 0) {
+		Dwarf_Die inner = tmp[0];
+
+		free(tmp);
+		tmp = NULL;
+		n = dwarf_getscopes_die(&inner, &tmp);
+	}
+	*scopes = tmp;
+	return n;
+}
+
+/* file:line of a, and the chain of inlined calls, as eu-addr2line -i.
+ * The function a frame is in is named as the symbol table names it, as
  * the kernel printed it (clones like .cold and .part.0 included), when a
  * lies within that symbol; else DWARF's name, or none for padding.
  */
@@ -444,14 +570,16 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 {
 	/* zero-size symbols (markers) reach to the next one */
 	bool covered = a >= ks->addr && a < ks->addr + (ks->size ? ks->size : ks->dist);
-	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Die cu, stack[KDIE_DEPTH_MAX], *scopes = NULL;
+	const struct cu_range *r = NULL;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
 	Dwarf_Line *line;
 	int n, i, lno = 0, col = 0;
 	const char *file;
 
-	if (!k->dw || !find_cu(k, a - k->bias, &cu) || !(line = dwarf_getsrc_die(&cu, a - k->bias))) {
+	if (!k->dw || !(r = find_cu(k, a - k->bias, &cu)) ||
+	    !(line = dwarf_getsrc_die(&cu, a - k->bias))) {
 		/* no line information (trampolines, markers): only the name */
 		if (!covered)
 			return;
@@ -463,18 +591,7 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 	file = dwarf_linesrc(line, NULL, NULL);
 	dwarf_lineno(line, &lno);
 	dwarf_linecol(line, &col);
-	/* dwarf_getscopes() climbs from an inlined body to where it was
-	 * defined; the DIE parents of the innermost scope are where it was
-	 * inlined, which is the chain wanted here.
-	 */
-	n = dwarf_getscopes(&cu, a - k->bias, &scopes);
-	if (n > 0) {
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
-	}
+	n = scope_chain(k, r, &cu, a - k->bias, stack, &scopes);
 	loc->site_cnt = 0;
 	for (i = 0; i < n && loc->site_cnt < SYM_INLINE_MAX; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -501,32 +618,58 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 		loc->sites[0].col = col;
 		loc->site_cnt = 1;
 	}
-	free(scopes);
+	if (scopes != stack)
+		free(scopes);
 	loc->found = true;
 }
 
-static const struct ksym *find_name(const struct kobj *k, const char *name, size_t *cnt)
+/* The distance from addr to the next symbol, 0 for the last. */
+static unsigned long long next_dist(const struct kobj *k, unsigned long long addr)
 {
-	struct ksym key = { .name = name, .addr = 0 };
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = 0, hi = k->naddrs;
 
-	while (lo < hi) {	/* first with this name */
+	while (lo < hi) {	/* first above addr */
 		size_t mid = (lo + hi) / 2;
 
-		if (cmp_ksym_name(&k->by_name[mid], &key) < 0)
+		if (k->addrs[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (*cnt = 0; lo + *cnt < k->nsyms && !strcmp(k->by_name[lo + *cnt].name, name); (*cnt)++)
-		;
-	return *cnt ? &k->by_name[lo] : NULL;
+	return lo < k->naddrs ? k->addrs[lo] - addr : 0;
 }
 
-static struct memo *memo_slot(struct ksyms *s, const struct kobj *k, const struct frame *fr,
-			      bool exact)
+/* Every symbol called name, by address; valid until the next call. */
+static const struct ksym *find_name(struct kobj *k, const char *name, size_t *cnt)
 {
-	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ (unsigned long)k ^ exact;
+	uint32_t i;
+	struct ksym *tmp;
+
+	*cnt = 0;
+	if (!k->nsyms)
+		return NULL;
+	for (i = k->bucket[name_hash(name) & (k->nbuckets - 1)]; i != UINT32_MAX; i = k->chain[i]) {
+		if (strcmp(k->syms[i].name, name))
+			continue;
+		if (*cnt == k->cand_cap) {
+			tmp = realloc(k->cand, (k->cand_cap * 2 + 8) * sizeof(*tmp));
+			if (!tmp)
+				return NULL;
+			k->cand = tmp;
+			k->cand_cap = k->cand_cap * 2 + 8;
+		}
+		k->cand[*cnt] = k->syms[i];
+		k->cand[*cnt].dist = next_dist(k, k->syms[i].addr);
+		(*cnt)++;
+	}
+	if (*cnt > 1)
+		qsort(k->cand, *cnt, sizeof(*k->cand), cmp_ksym_addr);
+	return *cnt ? k->cand : NULL;
+}
+
+static struct memo *memo_slot(struct ksyms *s, size_t k, const struct frame *fr, bool exact)
+{
+	unsigned long long h = (fr->off * 0x9e3779b97f4a7c15ULL) ^ fr->size ^ k ^ exact;
 	const char *c;
 
 	if (!s->memo && !(s->memo = calloc(MEMO_SLOTS, sizeof(*s->memo))))
@@ -536,7 +679,7 @@ static struct memo *memo_slot(struct ksyms *s, const struct kobj *k, const struc
 	return &s->memo[h % MEMO_SLOTS];
 }
 
-static bool memo_hit(const struct memo *m, const struct kobj *k, const struct frame *fr, bool exact)
+static bool memo_hit(const struct memo *m, size_t k, const struct frame *fr, bool exact)
 {
 	return m && m->k == k && m->sym && m->off == fr->off && m->size == fr->size &&
 	       m->exact == exact && !strcmp(m->sym, fr->sym);
@@ -545,24 +688,34 @@ static bool memo_hit(const struct memo *m, const struct kobj *k, const struct fr
 static int kernel_frame_uncached(struct ksyms *s, struct kobj *k, const struct fault *f, int i,
 				 struct sym_loc *loc);
 
+/* Memo (this process), then the build-id cache (earlier ones), then DWARF. */
 int ksyms__frame(struct ksyms *s, const struct fault *f, int i, struct sym_loc *loc)
 {
 	const struct frame *fr = &f->frames[i];
 	struct kobj *k = kobj_get(s, fr->module);
 	bool exact = frame_is_exact(f, i);
 	struct memo *m;
+	size_t ki;
 	int err;
 
 	if (!k)
 		return -ENOENT;
-	m = memo_slot(s, k, fr, exact);
-	if (memo_hit(m, k, fr, exact)) {
+	ki = k - s->kobjs + 1;
+	m = memo_slot(s, ki, fr, exact);
+	if (memo_hit(m, ki, fr, exact)) {
 		*loc = m->loc;
 		return loc->found ? 0 : -ENOENT;
 	}
-	err = kernel_frame_uncached(s, k, f, i, loc);
+	if (symcache__get(k->cache, fr->sym, fr->off, fr->size, exact, loc)) {
+		err = loc->found ? 0 : -ENOENT;
+	} else {
+		if (kobj_load(k))
+			return -ENOENT;
+		err = kernel_frame_uncached(s, k, f, i, loc);
+		symcache__put(k->cache, fr->sym, fr->off, fr->size, exact, loc);
+	}
 	if (m) {
-		m->k = k;
+		m->k = ki;
 		m->off = fr->off;
 		m->size = fr->size;
 		m->exact = exact;

@@ -5,6 +5,9 @@
 . tests/lib.sh
 
 out=$(mktmp)
+# a cache of our own (tests/e2e/symbolize_cache.sh tests it): each kernel
+# is checked cold, then warm from the cache
+export BPFSTDERR_CACHE_DIR=$out/cache
 for cc in gcc clang-19; do
 	d=$out/$cc
 	tests/fakekernel/build.sh "$cc" "$d" > /dev/null 2>&1 || { fail "$cc: build the fake kernel"; continue; }
@@ -14,6 +17,10 @@ for cc in gcc clang-19; do
 	check_eq "$cc: no disagreement with llvm-addr2line-19 ($(tail -n 1 <<<"$res"))" "$rc" 0
 	[ "$rc" = 0 ] || head -n 5 <<<"$res"
 	check_eq "$cc: --vmlinux offline is trusted, nothing said" "$(cat "$d/err")" ""
+	"$BPFSTDERR" report --json --vmlinux "$d/vmlinux" "$d/report.txt" > "$d/warm.json" 2> "$d/err"
+	res=$(python3 tests/e2e/symbolize_check.py "$d" "$d/warm.json" "$d/frames.txt"); rc=$?
+	check_eq "$cc: warm (from the build-id cache), no disagreement either" "$rc" 0
+	check "$cc: warm: the same JSON as cold" cmp -s "$d/out.json" "$d/warm.json"
 	# text: a frame the JSON says was inlined, alone in a report
 	f=$(jq -r '.programs[0].groups[0].example.frames[] | select((.sites // []) | length >= 3) |
 		"\(.symbol)+0x\(.offset | tostring)/0x\(.size | tostring)"' "$d/out.json" | head -n 1)
