@@ -14,6 +14,8 @@ HOLDER_PIDS=()
 TEST_ROOT=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
 # Each test file has a journal of its own, never the system's.
 export BPFSTDERR_JOURNAL=$TEST_ROOT/journal.db
+# ... and a symbolization cache of its own, never /var/cache/bpfstderr.
+export BPFSTDERR_CACHE_DIR=$TEST_ROOT/cache
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
