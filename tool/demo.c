@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,21 @@ static void unload_sources(struct demo *d)
 		fault_progs__free(d->progs[s]);
 }
 
+/* Signals are the main thread's to take: it is the one that sleeps
+ * waiting for them.
+ */
+static int start_thread(struct demo *d)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&d->thread, NULL, demo_thread, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 int demo__start(struct demo **out, char *why, size_t len)
 {
 	struct demo *d = calloc(1, sizeof(*d));
@@ -115,7 +131,7 @@ int demo__start(struct demo **out, char *why, size_t len)
 	snprintf(why, len, "%s", d->notice);
 	if (err)
 		goto err_unload;
-	err = -pthread_create(&d->thread, NULL, demo_thread, d);
+	err = start_thread(d);
 	if (err)
 		goto err_unload;
 	d->started = true;

@@ -2,7 +2,6 @@
 /* bpfstderr follow: tail -f of programs' stdout/stderr. */
 #include <argp.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +10,8 @@
 #include "journal_cli.h"
 #include "main.h"
 #include "output.h"
-#include "pipeline.h"
-#include "privs.h"
-#include "progs.h"
 #include "render.h"
-#include "stream.h"
-#include "symbolize.h"
+#include "session.h"
 
 #define IDS_MAX		64
 #define MATCH_MAX	16
@@ -48,8 +43,6 @@ static struct follow_env {
 	const char *vmlinux;
 	struct symbolizer *sym;
 } env;
-
-static volatile sig_atomic_t stop;
 
 enum {
 	OPT_STDOUT = 0x100,
@@ -270,29 +263,6 @@ static bool nothing_left(void)
 	return true;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void setup_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);	/* a signal cuts it short: that is the point */
-}
-
 static int check_ids_exist(struct progs *progs)
 {
 	struct prog_list l = {};
@@ -312,19 +282,20 @@ static int check_ids_exist(struct progs *progs)
 	return EXIT_OK;
 }
 
-static int cycle(struct progs *progs, struct pipeline *pl, long *drained)
+static int cycle(struct session *s, long *drained)
 {
-	*drained = pipeline__cycle_fresh(pl, progs);
+	*drained = pipeline__cycle_fresh(s->pl, s->progs);
 	return *drained < 0 ? *drained : 0;
 }
 
-static int run(struct progs *progs, struct pipeline *pl)
+static int run(struct session *s)
 {
 	long interval = env.interval_ms ?: INTERVAL_MIN_MS, drained = 0;
 	int err = 0;
 
-	while (!stop && !nothing_left()) {
-		err = cycle(progs, pl, &drained);
+	session__catch_signals();
+	while (!session__stopped() && !nothing_left()) {
+		err = cycle(s, &drained);
 		if (err)
 			break;
 		if (nothing_left())
@@ -332,13 +303,13 @@ static int run(struct progs *progs, struct pipeline *pl)
 		if (!env.interval_ms)
 			interval = drained ? INTERVAL_MIN_MS :
 				   (interval * 2 > INTERVAL_MAX_MS ? INTERVAL_MAX_MS : interval * 2);
-		sleep_ms(interval);
+		session__sleep(interval / 1000.0);
 	}
 	/* one last drain, then everything held is emitted */
 	if (!err && !nothing_left())
-		err = cycle(progs, pl, &drained);
+		err = cycle(s, &drained);
 	if (!err)
-		err = pipeline__flush(pl);
+		err = pipeline__flush(s->pl);
 	return err;
 }
 
@@ -350,58 +321,32 @@ int do_follow(int argc, char **argv)
 		.children = journal_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
 		       "Fault reports are shown parsed. Events come through the journal, so every "
-		       "bpfstderr running shows every event. Ends on SIGINT/SIGTERM (after a last drain) "
+		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain) "
 		       "or, with -p only, when every followed program is unloaded (exit 0).",
 	};
-	struct pipeline_ops ops = { .select = selected, .sink = sink, .gone = gone };
-	struct drainer *drainer = NULL;
-	struct journal *journal = NULL;
-	struct pipeline *pl = NULL;
-	struct progs *progs = NULL;
-	enum stream_backend backend;
+	struct session_opts o = {
+		.what = "following programs",
+		.ops = { .select = selected, .sink = sink, .gone = gone },
+	};
+	struct session s;
 	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	rc = journal_cli__require("following programs", false, &backend, &journal);
-	if (rc)
-		return rc;
-	ops.journal = journal;
-	ops.streams = env.streams ?: STREAM_MASK_BOTH;
+	o.ops.streams = env.streams ?: STREAM_MASK_BOTH;
+	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true };
 	env.color = !env.json && want_color(stdout, env.no_color);
-	err = progs__open(&progs);
-	if (err) {
-		rc = exit_for_errno(err, "cannot load the program iterator");
-		goto out;
-	}
-	rc = check_ids_exist(progs);
+	rc = session__open(&s, &o);
 	if (rc)
 		goto out;
-	err = drainer__new(&drainer, backend);
-	if (!err)
-		err = symbolizer__new(&env.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true });
-	ops.sym = env.sym;
-	if (!err)
-		err = pipeline__new(&pl, drainer, &ops);
-	if (err) {
-		rc = exit_for_errno(err, "cannot set up stream draining");
+	env.sym = s.sym;
+	rc = check_ids_exist(s.progs);
+	if (rc)
 		goto out;
-	}
-	setup_signals();
-	err = run(progs, pl);
-	if (err == -EPIPE) {
-		clearerr(stdout);
-		rc = EXIT_OK;	/* the reader went away, as with | head */
-	} else if (err && ferror(stdout)) {
-		rc = output_failed(err);
-	} else if (err) {
-		rc = journal_cli__failed(journal, err, "follow");
-	}
+	err = run(&s);
+	if (err)
+		rc = session__failed(&s, err, "follow");
 out:
-	pipeline__free(pl);
-	symbolizer__free(env.sym);
-	drainer__free(drainer);
-	progs__close(progs);
-	journal__close(journal);
+	session__close(&s);
 	return rc;
 }

@@ -106,7 +106,7 @@ const char *journal_cli__path_error(void)
 	return NULL;
 }
 
-int journal_cli__open(struct journal **out, bool required)
+static int journal_cli__open(struct journal **out, bool required)
 {
 	const char *path = journal_cli__path();
 	struct journal *j = NULL;

@@ -17,14 +17,11 @@ extern const struct argp_child journal_children[];
 const char *journal_cli__path(void);
 /* Why that choice is no path (an empty BPFSTDERR_JOURNAL), or NULL. */
 const char *journal_cli__path_error(void);
-/* Opens the journal the user chose. EXIT_OK with *out NULL under
- * --no-journal (said once on stderr), else the exit code after one line
- * on stderr. required: --no-journal is a usage error (record).
- */
-int journal_cli__open(struct journal **out, bool required);
 enum stream_backend;
-/* What every command that drains checks and opens first: require_streams()
- * and then journal_cli__open(). EXIT_OK, or the exit code after one line.
+/* What every command that drains checks and opens first (session.c):
+ * require_streams(), then the journal the user chose; *out is NULL under
+ * --no-journal (said once on stderr). required: --no-journal is a usage
+ * error (record). EXIT_OK, or the exit code after one line.
  */
 int journal_cli__require(const char *what, bool required, enum stream_backend *backend,
 			 struct journal **out);

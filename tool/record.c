@@ -4,17 +4,13 @@
  */
 #include <argp.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "journal_cli.h"
 #include "main.h"
-#include "pipeline.h"
-#include "progs.h"
-#include "stream.h"
-#include "symbolize.h"
+#include "session.h"
 
 static struct record_env {
 	double interval;
@@ -23,8 +19,6 @@ static struct record_env {
 	.interval = 1.0,
 	.ret = { .max_age = JOURNAL_DEFAULT_MAX_AGE, .max_size = JOURNAL_DEFAULT_MAX_SIZE },
 };
-
-static volatile sig_atomic_t stop;
 
 enum {
 	OPT_MAX_AGE = 0x100,
@@ -72,15 +66,9 @@ static bool select_all(const struct prog *p, void *ctx)
 	return true;
 }
 
-static void on_signal(int sig)
+static int cycle(struct session *s)
 {
-	(void)sig;
-	stop = 1;
-}
-
-static int cycle(struct progs *progs, struct pipeline *pl, struct journal *j)
-{
-	long got = pipeline__cycle_fresh(pl, progs);
+	long got = pipeline__cycle_fresh(s->pl, s->progs);
 	int err;
 
 	if (got < 0)
@@ -88,31 +76,25 @@ static int cycle(struct progs *progs, struct pipeline *pl, struct journal *j)
 	/* idle cycles commit nothing: age limits still apply; a full file
 	 * system stops reads (the pipeline said so) and not the recorder
 	 */
-	err = journal__prune(j);
+	err = journal__prune(s->journal);
 	return err == -ENOSPC ? 0 : err;
 }
 
-static int run(struct progs *progs, struct pipeline *pl, struct journal *j)
+static int run(struct session *s)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec ts = {
-		(time_t)env.interval, (long)((env.interval - (time_t)env.interval) * 1e9),
-	};
 	int err = 0;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop && !err) {
-		err = cycle(progs, pl, j);
-		if (!err && !stop)
-			nanosleep(&ts, NULL);	/* a signal cuts it short */
+	session__catch_signals();
+	while (!session__stopped() && !err) {
+		err = cycle(s);
+		if (!err)
+			session__sleep(env.interval);
 	}
 	/* one last drain: what was written before the signal is kept; bytes
 	 * the journal had no room for go to a spill file
 	 */
-	err = err ?: cycle(progs, pl, j);
-	return err ?: pipeline__flush(pl);
+	err = err ?: cycle(s);
+	return err ?: pipeline__flush(s->pl);
 }
 
 int do_record(int argc, char **argv)
@@ -123,50 +105,31 @@ int do_record(int argc, char **argv)
 		.children = journal_children,
 		.doc = "Drain every loaded program into the journal at an interval, in the "
 		       "foreground, with retention by age and size. Quiet unless something fails; "
-		       "SIGTERM or SIGINT: a last drain, then exit 0.\v"
+		       "SIGTERM, SIGINT, SIGHUP or SIGQUIT: a last drain, then exit 0.\v"
 		       "Views (follow, report, top) read the journal, so they show what record "
 		       "drained. The limits are stored in the journal and every writer applies them. "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
 		       "the bytes) and record says so once, then carries on when there is room.",
 	};
-	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all };
-	struct symbolizer *sym = NULL;
-	struct drainer *drainer = NULL;
-	struct journal *journal = NULL;
-	struct pipeline *pl = NULL;
-	struct progs *progs = NULL;
-	enum stream_backend backend;
+	struct session_opts o = {
+		.what = "recording", .journal_required = true,
+		/* BPF frames only, at drain time: no kernel debuginfo is loaded */
+		.sym = { .live = true, .quiet = true },
+		.ops = { .streams = STREAM_MASK_BOTH, .select = select_all },
+	};
+	struct session s;
 	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	rc = journal_cli__require("recording", true, &backend, &journal);
+	rc = session__open(&s, &o);
 	if (rc)
-		return rc;
-	err = journal__set_retention(journal, &env.ret);
-	if (err) {
-		rc = journal_cli__failed(journal, err, "record");
 		goto out;
-	}
-	/* BPF frames only, at drain time: no kernel debuginfo is loaded */
-	err = symbolizer__new(&sym, &(struct symbolizer_opts){ .live = true, .quiet = true });
-	ops.sym = sym;
-	ops.journal = journal;
-	err = err ?: progs__open(&progs);
-	err = err ?: drainer__new(&drainer, backend);
-	err = err ?: pipeline__new(&pl, drainer, &ops);
-	if (err) {
-		rc = exit_for_errno(err, "cannot set up recording");
-		goto out;
-	}
-	err = run(progs, pl, journal);
+	err = journal__set_retention(s.journal, &env.ret);
+	err = err ?: run(&s);
 	if (err)
-		rc = journal_cli__failed(journal, err, "record");
+		rc = session__failed(&s, err, "record");
 out:
-	pipeline__free(pl);
-	drainer__free(drainer);
-	progs__close(progs);
-	symbolizer__free(sym);
-	journal__close(journal);
+	session__close(&s);
 	return rc;
 }

@@ -12,12 +12,10 @@
 #include "journal_cli.h"
 #include "main.h"
 #include "output.h"
-#include "pipeline.h"
 #include "privs.h"
 #include "progs.h"
 #include "render.h"
-#include "stream.h"
-#include "symbolize.h"
+#include "session.h"
 
 #define REPORT_SCHEMA_VERSION	1
 #define IDS_MAX			64
@@ -42,7 +40,8 @@ struct report {
 	struct timespec oldest, newest;	/* of the events reported */
 	struct prog_list after;		/* live: right after the drain */
 	struct gprog *input_prog;
-	struct symbolizer *sym;
+	struct symbolizer *sym;		/* the session's, or one for the dumps */
+	struct session s;		/* live */
 };
 
 enum {
@@ -255,6 +254,19 @@ static int collect_inputs(struct report *r)
 	return 0;
 }
 
+/* Saved dumps: a symbolizer of their own, offline. */
+static int collect_dumps(struct report *r)
+{
+	int rc;
+
+	if (symbolizer__new(&r->sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux }))
+		return EXIT_ERROR;
+	rc = collect_inputs(r);
+	if (rc)
+		rc = rc == -EIO ? EXIT_ERROR : exit_for_errno(rc, "report");
+	return rc;
+}
+
 /* Programs with bytes no read returned are part of the report even when
  * nothing was readable: on kernels whose writes fail that is all there is.
  */
@@ -322,30 +334,28 @@ static int check_ids(struct report *r, const struct prog_list *l)
 
 static int collect_live(struct report *r)
 {
-	struct pipeline_ops ops = {
-		.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
-		.sym = r->sym, .history = true,
-		.since_ns = env.since_ns, .until_ns = env.until_ns,
+	struct session_opts o = {
+		.what = "reporting on live programs",
+		.sym = { .vmlinux = env.vmlinux, .live = true },
+		.ops = {
+			.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
+			.history = true, .since_ns = env.since_ns, .until_ns = env.until_ns,
+		},
 	};
-	enum stream_backend backend;
-	struct drainer *drainer = NULL;
-	struct pipeline *pl = NULL;
-	struct progs *progs = NULL;
 	struct prog_list before = {};
 	long got;
 	int err, rc;
 
-	rc = journal_cli__require("reporting on live programs", false, &backend, &r->journal);
-	if (rc)
-		return rc;
-	if (!r->journal && (env.has_since || env.has_until)) {
+	if (!journal_cli__path() && (env.has_since || env.has_until)) {
 		p_err("--since and --until read the journal; they do not go with --no-journal");
 		return EXIT_USAGE;
 	}
-	ops.journal = r->journal;
-	err = progs__open(&progs);
-	if (!err)
-		err = progs__snapshot(progs, &before, 0);
+	rc = session__open(&r->s, &o);
+	if (rc)
+		return rc;
+	r->journal = r->s.journal;
+	r->sym = r->s.sym;
+	err = progs__snapshot(r->s.progs, &before, 0);
 	if (err) {
 		rc = exit_for_errno(err, "cannot enumerate programs");
 		goto out;
@@ -353,14 +363,11 @@ static int collect_live(struct report *r)
 	rc = r->journal ? EXIT_OK : check_ids(r, &before);
 	if (rc)
 		goto out;
-	err = drainer__new(&drainer, backend);
-	if (!err)
-		err = pipeline__new(&pl, drainer, &ops);
-	got = err ? err : pipeline__cycle(pl, &before);
-	err = got < 0 ? got : pipeline__flush(pl);
+	got = pipeline__cycle(r->s.pl, &before);
+	err = got < 0 ? got : pipeline__flush(r->s.pl);
 	if (!err && !r->journal)
-		note_drained(r, pl);
-	err = err ?: progs__snapshot(progs, &r->after, 0);
+		note_drained(r, r->s.pl);
+	err = err ?: progs__snapshot(r->s.progs, &r->after, 0);
 	if (err) {
 		rc = journal_cli__failed(r->journal, err, "cannot drain streams");
 		goto out;
@@ -369,9 +376,6 @@ static int collect_live(struct report *r)
 	add_silent_losses(r);
 out:
 	prog_list__free(&before);
-	pipeline__free(pl);
-	drainer__free(drainer);
-	progs__close(progs);
 	return rc;
 }
 
@@ -699,17 +703,12 @@ int do_report(int argc, char **argv)
 		return EXIT_USAGE;
 	r.g = grouper__new();
 	r.live = !env.input_cnt;
-	if (!r.g || symbolizer__new(&r.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = r.live })) {
-		grouper__free(r.g);
+	if (!r.g)
 		return EXIT_ERROR;
-	}
-	if (r.live) {
+	if (r.live)
 		rc = collect_live(&r);
-	} else {
-		rc = collect_inputs(&r);
-		if (rc)
-			rc = rc == -EIO ? EXIT_ERROR : exit_for_errno(rc, "report");
-	}
+	else
+		rc = collect_dumps(&r);
 	if (rc)
 		goto out;
 	n = grouper__sorted(r.g, &progs);
@@ -728,7 +727,9 @@ int do_report(int argc, char **argv)
 out:
 	prog_list__free(&r.after);
 	grouper__free(r.g);
-	symbolizer__free(r.sym);
-	journal__close(r.journal);
+	if (r.live)
+		session__close(&r.s);
+	else
+		symbolizer__free(r.sym);
 	return rc;
 }

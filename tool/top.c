@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "output.h"
 #include "privs.h"
 #include "render.h"
+#include "session.h"
 #include "tui.h"
 
 /* 2: streams and error_count as in list and report (see bpfstderr(8)) */
@@ -102,8 +102,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 struct top_ctx {
 	struct top_model *m;
-	struct progs *progs;
-	struct pipeline *pl;
+	struct session *s;
 	bool ticked;
 };
 
@@ -143,7 +142,7 @@ static void account_drained(struct top_ctx *c)
 	size_t n, i;
 	int s;
 
-	n = pipeline__tracked(c->pl, &t);
+	n = pipeline__tracked(c->s->pl, &t);
 	for (i = 0; i < n; i++) {
 		r = top_model__find(c->m, t[i]->p.ident.id);
 		for (s = 0; r && s < STREAM_CNT; s++) {
@@ -162,11 +161,11 @@ static int tick(struct top_model *m, void *ctx)
 	long got;
 	int err;
 
-	err = progs__snapshot(c->progs, &l, PROGS_OWNERS);
+	err = progs__snapshot(c->s->progs, &l, PROGS_OWNERS);
 	if (err)
 		return err;
 	top_model__refresh(m, &l);
-	got = pipeline__cycle(c->pl, &l);
+	got = pipeline__cycle(c->s->pl, &l);
 	prog_list__free(&l);
 	if (got < 0)
 		return got;
@@ -178,14 +177,6 @@ static int tick(struct top_model *m, void *ctx)
 }
 
 /* ---- batch mode -------------------------------------------------------- */
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void print_batch_plain(struct top_model *m)
 {
@@ -266,23 +257,14 @@ static int print_batch_json(struct top_model *m)
 
 static int run_batch(struct top_model *m, struct top_ctx *c)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec ts;
 	long i;
 	int err, flush;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	for (i = 0; !stop && (!env.iterations || i < env.iterations); i++) {
+	session__catch_signals();
+	for (i = 0; !session__stopped() && (!env.iterations || i < env.iterations); i++) {
 		if (i) {
-			ts.tv_sec = (time_t)m->interval;
-			ts.tv_nsec = (long)((m->interval - ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL);
-			if (stop)
+			session__sleep(m->interval);
+			if (session__stopped())
 				break;
 		}
 		err = tick(m, c);
@@ -333,16 +315,18 @@ int do_top(int argc, char **argv)
 		       "shows PAUSED and the filter first. q and every signal that ends top "
 		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
 	};
-	struct pipeline_ops ops = {
-		.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink, .history = true,
-		.notice = notice,
-	};
-	struct journal *journal = NULL;
-	enum stream_backend backend;
-	struct drainer *drainer = NULL;
-	struct demo *demo = NULL;
 	struct top_model m;
-	struct top_ctx c = { .m = &m };
+	struct session s;
+	struct top_ctx c = { .m = &m, .s = &s };
+	struct session_opts o = {
+		.what = "top",
+		.sym = { .vmlinux = env.vmlinux, .live = true, .quiet = true },
+		.ops = {
+			.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink,
+			.history = true, .notice = notice, .ctx = &c,
+		},
+	};
+	struct demo *demo = NULL;
 	int err, flush_err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -351,30 +335,15 @@ int do_top(int argc, char **argv)
 		p_err("top needs a terminal; use -b for batch mode");
 		return EXIT_USAGE;
 	}
-	rc = journal_cli__require("top", false, &backend, &journal);
-	if (rc)
-		return rc;
-	ops.journal = journal;
-	if (top_model__init(&m)) {
-		journal__close(journal);
+	if (top_model__init(&m))
 		return EXIT_ERROR;
-	}
+	rc = session__open(&s, &o);
+	if (rc)
+		goto out;
+	m.sym = s.sym;
 	m.interval = env.o.interval;
 	m.demo = env.demo;
-	ops.ctx = &c;
 	stream_health__probe(&m.health);
-	err = progs__open(&c.progs);
-	if (!err)
-		err = symbolizer__new(&m.sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true });
-	ops.sym = m.sym;
-	if (!err)
-		err = drainer__new(&drainer, backend);
-	if (!err)
-		err = pipeline__new(&c.pl, drainer, &ops);
-	if (err) {
-		rc = exit_for_errno(err, "cannot set up top");
-		goto out;
-	}
 	if (env.demo) {
 		rc = start_demo(&demo);
 		if (rc)
@@ -383,19 +352,13 @@ int do_top(int argc, char **argv)
 	m.demo_refused = demo__notice(demo);
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
 	/* what the journal could not keep goes to a spill file, whatever ended top */
-	flush_err = pipeline__flush(c.pl);
+	flush_err = pipeline__flush(s.pl);
 	err = err ?: flush_err;
-	if (err && ferror(stdout))
-		rc = output_failed(err);
-	else if (err)
-		rc = journal_cli__failed(journal, err, "top");
+	if (err)
+		rc = session__failed(&s, err, "top");
 out:
 	demo__stop(demo);
-	pipeline__free(c.pl);
-	drainer__free(drainer);
-	progs__close(c.progs);
-	symbolizer__free(m.sym);
+	session__close(&s);
 	top_model__fini(&m);
-	journal__close(journal);
 	return rc;
 }

@@ -1,0 +1,59 @@
+# Every ending signal ends record and follow the same way: one last drain,
+# then exit 0; even with a long interval (-d 3600), a signal that comes
+# while they sleep or drain ends them at once, not after the interval.
+# The last drain is checked against the bytes the stream served.
+# INJECTED CONTENT: stream bytes come from tests/shim for a real program.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+holder_cmd H "write 1 1 4" > /dev/null
+
+events() {	# DB: the messages the journal holds for the writer, one a line
+	python3 - "$1" "$id" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+for (t,) in con.execute("SELECT e.text FROM events e JOIN progs p ON p.row = e.prog "
+                        "WHERE p.id = ? ORDER BY e.seq", (int(sys.argv[2]),)):
+    print(t.decode() if isinstance(t, bytes) else t)
+PY
+}
+
+# ends PID: waits up to 10 s (the interval is an hour) for it to end; its
+# exit status in $rc, or "running" (then it is killed)
+ends() {
+	local i w
+	for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$1" 2>/dev/null; then
+		rc=running
+		kill -KILL "$1"
+	fi
+	wait "$1"
+	w=$?
+	[ "$rc" = running ] || rc=$w
+}
+
+for cmd in record follow; do
+	for sig in TERM INT HUP QUIT; do
+		d=$(mktmp)
+		: > "$d/$id.1"
+		args=(record --journal "$d/j.db" -d 3600)
+		[ "$cmd" = follow ] && args=(follow --journal "$d/j.db" -p "$id" -d 3600)
+		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+			"$BPFSTDERR" "${args[@]}" > "$d/out" 2> "$d/err" &
+		pid=$!
+		# up: the journal exists and the first (empty) cycle is done
+		for i in $(seq 100); do [ -s "$d/j.db" ] && break; sleep 0.1; done
+		sleep 0.5
+		printf 'written while it sleeps (%s)\n' "$sig" > "$d/$id.1"
+		kill -"$sig" "$pid"
+		rc=; ends "$pid"
+		check_eq "$cmd -d 3600, SIG$sig: ends at once with exit 0" "$rc" 0
+		check_eq "$cmd, SIG$sig: the last drain kept what was written" \
+			"$(events "$d/j.db")" "written while it sleeps ($sig)"
+		check_eq "$cmd, SIG$sig: nothing on stderr" "$(cat "$d/err")" ""
+	done
+done
+stop_holder H
+finish

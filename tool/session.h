@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A session: what every command that drains streams sets up and tears
+ * down, in one place (as perf_session is for perf): the journal, the
+ * program enumeration, the symbolizer, the drainer and the pipeline, in
+ * that order; and the stop flag that ending signals raise.
+ */
+#ifndef BPFSTDERR_SESSION_H
+#define BPFSTDERR_SESSION_H
+
+#include <stdbool.h>
+
+#include "journal.h"
+#include "pipeline.h"
+#include "progs.h"
+#include "stream.h"
+#include "symbolize.h"
+
+struct session_opts {
+	const char *what;		/* "following programs": names the command in errors */
+	bool journal_required;		/* --no-journal is a usage error (record) */
+	struct symbolizer_opts sym;
+	struct pipeline_ops ops;	/* .journal and .sym are the session's */
+};
+
+struct session {
+	enum stream_backend backend;
+	struct journal *journal;	/* NULL under --no-journal */
+	struct progs *progs;
+	struct symbolizer *sym;
+	struct drainer *drainer;
+	struct pipeline *pl;
+};
+
+/* Sets everything up: EXIT_OK, or the exit code after one line on stderr.
+ * session__close() frees what was set up, either way.
+ */
+int session__open(struct session *s, const struct session_opts *o);
+void session__close(struct session *s);
+
+/* The exit code for a run that failed with err (-errno), after one line:
+ * stdout that could not be written, the journal's own failure, or the
+ * kernel's (exit_for_errno). -EPIPE, a reader gone as with `| head`, is
+ * not a failure.
+ */
+int session__failed(struct session *s, int err, const char *what);
+
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT end a session the same way: the
+ * command's loop sees session__stopped(), drains once more and exits 0.
+ */
+void session__catch_signals(void);
+bool session__stopped(void);
+/* Sleeps secs, less when an ending signal comes. */
+void session__sleep(double secs);
+
+#endif
