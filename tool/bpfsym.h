@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "parse.h"
+#include "fault.h"
 #include "strpool.h"
 #include "symbolize.h"
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "parse.h"
+#include "reasm.h"
 #include "progs.h"
 
 #define GROUP_SET_MAX 64	/* distinct pids/cpus remembered per group */

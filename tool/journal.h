@@ -21,7 +21,7 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "parse.h"
+#include "reasm.h"
 #include "progs.h"
 #include "symbolize.h"
 

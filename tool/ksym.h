@@ -6,7 +6,7 @@
 #ifndef BPFSTDERR_KSYM_H
 #define BPFSTDERR_KSYM_H
 
-#include "parse.h"
+#include "fault.h"
 #include "strpool.h"
 #include "symbolize.h"
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "journal.h"
-#include "parse.h"
+#include "reasm.h"
 #include "progs.h"
 #include "stream.h"
 #include "symbolize.h"

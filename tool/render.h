@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "parse.h"
+#include "reasm.h"
 #include "pipeline.h"
 
 #define EVENT_SCHEMA_VERSION 1

@@ -21,7 +21,7 @@
 
 #include <stdbool.h>
 
-#include "parse.h"
+#include "fault.h"
 
 #define SYM_INLINE_MAX		16
 #define SYM_CANDIDATES_MAX	8

@@ -11,7 +11,7 @@
 
 #include "group.h"
 #include "health.h"
-#include "parse.h"
+#include "reasm.h"
 #include "pipeline.h"
 #include "progs.h"
 #include "symbolize.h"

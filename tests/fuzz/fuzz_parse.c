@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "group.h"
-#include "parse.h"
+#include "reasm.h"
 #include "render.h"
 
 static int on_event(const struct event *ev, void *ctx)

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "parse.h"
+#include "reasm.h"
 #include "unit.h"
 
 #ifndef FIXTURES

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Stream bytes -> events. A stream is bytes without separators: messages
- * are lines, and a kernel fault report ("ERROR: ..." through the blank
- * line after "Call trace:") is one event however it was split across reads.
+/* One kernel fault report -> its fields: kind, address or lock, task,
+ * and frames. A report is "ERROR: ..." through the blank line after
+ * "Call trace:" (the kernel's format; seeds 006-009).
  */
-#ifndef BPFSTDERR_PARSE_H
-#define BPFSTDERR_PARSE_H
+#ifndef BPFSTDERR_FAULT_H
+#define BPFSTDERR_FAULT_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "../bpf/stream_ids.h"
 
 enum fault_kind {
 	FAULT_UNKNOWN,		/* an ERROR: header this version does not know */
@@ -64,40 +62,12 @@ int fault__parse(const char *text, size_t len, bool terminated, struct fault *f)
 void fault__fini(struct fault *f);
 const char *fault_kind_name(enum fault_kind k);
 
-enum ev_kind {
-	EV_MESSAGE,
-	EV_FAULT,
-};
-
-struct event {
-	enum ev_kind kind;
-	enum stream stream;
-	const char *text;	/* the line without its '\n', or the whole report */
-	size_t len;
-	bool partial;		/* a message without its '\n' (cut or flushed) */
-	const struct fault *fault;
-};
-
-/* Called for each event; text is valid during the call only. Non-zero
- * stops feeding and is returned by reasm__feed/flush.
- */
-typedef int (*event_fn)(const struct event *ev, void *ctx);
-
-#define REASM_LINE_MAX		(64 * 1024)	/* longer lines come in pieces */
-#define REASM_REPORT_MAX	(256 * 1024)	/* longer reports end incomplete */
-
-struct reasm;
-
-struct reasm *reasm__new(enum stream s, event_fn fn, void *ctx);
-int reasm__feed(struct reasm *r, const void *buf, size_t len);
-/* The bytes held back, not yet part of an event (a line without its '\n',
- * a report without its end). Feeding exactly these to a new reasm gives one
- * in the same state: that is how another process carries on the stream.
- * Valid until the next feed or flush.
- */
-void reasm__held(const struct reasm *r, const void **buf, size_t *len);
-/* The stream ended (program gone, input over): emit what is held. */
-int reasm__flush(struct reasm *r);
-void reasm__free(struct reasm *r);
+/* The report format, for reassembly (reasm.c) to tell where one ends. */
+bool fault_line_starts_report(const char *s, size_t len);	/* "ERROR: " */
+bool fault_line_starts_trace(const char *s, size_t len);	/* "Call trace:" */
+/* "CPU: ...", "key = value", "Key: value", "Call trace:" */
+bool fault_line_is_header(const char *s, size_t len);
+/* a frame "sym+0x../0x..", an RFC frame, a bare address, a source line */
+bool fault_line_is_frame(const char *s, size_t len);
 
 #endif

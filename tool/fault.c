@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* One fault report -> fields, and the format rules reassembly uses. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -6,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "fault.h"
 
 #define ERROR_PREFIX	"ERROR: "
 #define CALL_TRACE	"Call trace:"
@@ -31,8 +32,6 @@ const char *fault_kind_name(enum fault_kind k)
 
 	return k < FAULT_KIND_CNT ? names[k] : "unknown";
 }
-
-/* ---- one report -> fields ------------------------------------------- */
 
 static bool parse_hex(const char *s, unsigned long long *v)
 {
@@ -270,81 +269,22 @@ void fault__fini(struct fault *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* ---- reassembly ------------------------------------------------------- */
+/* ---- the report format, for reassembly --------------------------------- */
 
-enum rep_state {
-	REP_NONE,
-	REP_HEADER,	/* ERROR: line seen, before "Call trace:" */
-	REP_TRACE,	/* frames */
-};
-
-#define REP_HEADER_LINES_MAX 40
-
-struct reasm {
-	enum stream stream;
-	event_fn fn;
-	void *ctx;
-	char *buf;
-	size_t len, cap;
-	size_t line;		/* first byte not yet looked at as a line */
-	size_t rep;		/* where the open report starts */
-	enum rep_state state;
-	int header_lines;
-};
-
-struct reasm *reasm__new(enum stream stream, event_fn fn, void *ctx)
+bool fault_line_starts_report(const char *s, size_t len)
 {
-	struct reasm *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->stream = stream;
-	r->fn = fn;
-	r->ctx = ctx;
-	return r;
+	return starts_with(s, len, ERROR_PREFIX);
 }
 
-void reasm__free(struct reasm *r)
+bool fault_line_starts_trace(const char *s, size_t len)
 {
-	if (!r)
-		return;
-	free(r->buf);
-	free(r);
-}
-
-static int emit_message(struct reasm *r, size_t start, size_t end, bool partial)
-{
-	struct event ev = {
-		.kind = EV_MESSAGE, .stream = r->stream,
-		.text = r->buf + start, .len = end - start, .partial = partial,
-	};
-
-	return r->fn(&ev, r->ctx);
-}
-
-static int emit_report(struct reasm *r, size_t end, bool terminated)
-{
-	struct event ev = {
-		.kind = EV_FAULT, .stream = r->stream,
-		.text = r->buf + r->rep, .len = end - r->rep,
-	};
-	struct fault f;
-	int err;
-
-	r->state = REP_NONE;
-	err = fault__parse(ev.text, ev.len, terminated, &f);
-	if (err)
-		return err;
-	ev.fault = &f;
-	err = r->fn(&ev, r->ctx);
-	fault__fini(&f);
-	return err;
+	return starts_with(s, len, CALL_TRACE);
 }
 
 /* A line that can stand in a report's header: "CPU: ...", "key = value",
  * "Key: value". Anything else means this was not a report after all.
  */
-static bool header_like(const char *s, size_t len)
+bool fault_line_is_header(const char *s, size_t len)
 {
 	return memmem(s, len, " = ", 3) || memmem(s, len, ": ", 2) ||
 	       starts_with(s, len, CALL_TRACE);
@@ -353,7 +293,7 @@ static bool header_like(const char *s, size_t len)
 /* "sym+0x../0x..", an RFC frame with a leading blank, a bare address, or
  * an upstream source line "  text @ file:NN".
  */
-static bool trace_like(const char *s, size_t len)
+bool fault_line_is_frame(const char *s, size_t len)
 {
 	const char *plus;
 	size_t i = 0;
@@ -367,148 +307,4 @@ static bool trace_like(const char *s, size_t len)
 	plus = memchr(s + i, '+', len - i);
 	return (plus && plus + 2 < s + len && plus[1] == '0' && plus[2] == 'x') ||
 	       starts_with(s + i, len - i, "0x");
-}
-
-static int start_report(struct reasm *r, size_t start)
-{
-	r->rep = start;
-	r->state = REP_HEADER;
-	r->header_lines = 0;
-	return 0;
-}
-
-static int handle_line(struct reasm *r, size_t s, size_t e);
-
-/* The open report ends before line s, which is then looked at afresh. */
-static int cut_report(struct reasm *r, size_t s, size_t e)
-{
-	int err = emit_report(r, s, false);
-
-	return err ? err : handle_line(r, s, e);
-}
-
-/* Line [s, e), e is the '\n'. */
-static int handle_line(struct reasm *r, size_t s, size_t e)
-{
-	const char *p = r->buf + s;
-	size_t n = e - s;
-	/* the kernel reports faults to stderr only */
-	bool error_line = r->stream == STREAM_STDERR && starts_with(p, n, ERROR_PREFIX);
-	int err;
-
-	switch (r->state) {
-	case REP_NONE:
-		if (error_line)
-			return start_report(r, s);
-		for (; e - s > REASM_LINE_MAX; s += REASM_LINE_MAX) {
-			err = emit_message(r, s, s + REASM_LINE_MAX, true);
-			if (err)
-				return err;
-		}
-		return emit_message(r, s, e, false);
-	case REP_HEADER:
-		if (!n)
-			return emit_report(r, e + 1, true);
-		if (error_line || !header_like(p, n) || ++r->header_lines > REP_HEADER_LINES_MAX)
-			return cut_report(r, s, e);
-		if (starts_with(p, n, CALL_TRACE))
-			r->state = REP_TRACE;
-		return 0;
-	case REP_TRACE:
-		if (!n)
-			return emit_report(r, e + 1, true);
-		if (error_line || !trace_like(p, n))
-			return cut_report(r, s, e);
-		return 0;
-	}
-	return 0;
-}
-
-static int reserve(struct reasm *r, size_t more)
-{
-	size_t cap = r->cap ? r->cap : 4096;
-	char *tmp;
-
-	while (cap < r->len + more)
-		cap *= 2;
-	if (cap == r->cap)
-		return 0;
-	tmp = realloc(r->buf, cap);
-	if (!tmp)
-		return -ENOMEM;
-	r->buf = tmp;
-	r->cap = cap;
-	return 0;
-}
-
-/* Drop what no event needs any more. */
-static void compact(struct reasm *r)
-{
-	size_t keep = r->state != REP_NONE ? r->rep : r->line;
-
-	if (!keep)
-		return;
-	memmove(r->buf, r->buf + keep, r->len - keep);
-	r->len -= keep;
-	r->line -= keep;
-	if (r->state != REP_NONE)
-		r->rep -= keep;
-}
-
-/* Over-long lines and reports: no unbounded growth, nothing lost. */
-static int enforce_limits(struct reasm *r)
-{
-	int err;
-
-	if (r->state != REP_NONE && r->len - r->rep > REASM_REPORT_MAX)
-		return emit_report(r, r->line, false);
-	while (r->state == REP_NONE && r->len - r->line > REASM_LINE_MAX) {
-		err = emit_message(r, r->line, r->line + REASM_LINE_MAX, true);
-		if (err)
-			return err;
-		r->line += REASM_LINE_MAX;
-	}
-	return 0;
-}
-
-int reasm__feed(struct reasm *r, const void *buf, size_t len)
-{
-	char *nl;
-	int err;
-
-	err = reserve(r, len);
-	if (err)
-		return err;
-	memcpy(r->buf + r->len, buf, len);
-	r->len += len;
-	while ((nl = memchr(r->buf + r->line, '\n', r->len - r->line))) {
-		size_t e = nl - r->buf, s = r->line;
-
-		r->line = e + 1;
-		err = handle_line(r, s, e);
-		if (err)
-			return err;
-	}
-	err = enforce_limits(r);
-	compact(r);
-	return err;
-}
-
-void reasm__held(const struct reasm *r, const void **buf, size_t *len)
-{
-	*buf = r->buf;
-	*len = r->len;
-}
-
-int reasm__flush(struct reasm *r)
-{
-	int err = 0;
-
-	if (r->state != REP_NONE)
-		err = emit_report(r, r->len, false);
-	else if (r->line < r->len)
-		err = emit_message(r, r->line, r->len, true);
-	r->len = r->line = r->rep = 0;
-	r->state = REP_NONE;
-	return err;
 }
