@@ -50,7 +50,6 @@ enum {
 	OPT_NO_COLOR,
 	OPT_NAME,
 	OPT_TAG,
-	OPT_VMLINUX,
 };
 
 static const struct argp_option opts[] = {
@@ -64,7 +63,7 @@ static const struct argp_option opts[] = {
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
 	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s)", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
-	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
+	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
 };
 
@@ -126,7 +125,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_COLOR:
 		env.no_color = true;
 		break;
-	case OPT_VMLINUX:
+	case 'k':
 		env.vmlinux = arg;
 		break;
 	case ARGP_KEY_ARG:

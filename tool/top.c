@@ -31,10 +31,11 @@ static struct top_env {
 	const char *vmlinux;
 } env = { .o = { .interval = 1.0, .sort = COL_FAULTS } };
 
-enum { OPT_NO_COLOR = 0x100, OPT_DEMO, OPT_VMLINUX };
+enum { OPT_NO_COLOR = 0x100, OPT_DEMO };
 
 static const struct argp_option opts[] = {
-	{ "delay", 'd', "SECS", 0, "Refresh every SECS (default 1, 0.01 to 3600)", 0 },
+	{ "interval", 'd', "SECS", 0, "Refresh every SECS (default 1, 0.01 to 3600)", 0 },
+	{ "delay", 'd', NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },	/* its old name */
 	{ "sort", 's', "COL", 0, "Sort by COL: id type name owner out err faults kinds rate "
 				 "last saturation (default faults)", 0 },
 	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
@@ -43,7 +44,7 @@ static const struct argp_option opts[] = {
 	{ "json", 'j', NULL, 0, "Batch mode: one JSON object per snapshot (NDJSON)", 0 },
 	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs this host allows, trigger them every second", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
-	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
+	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
 };
 
@@ -84,7 +85,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_COLOR:
 		env.o.no_color = true;
 		break;
-	case OPT_VMLINUX:
+	case 'k':
 		env.vmlinux = arg;
 		break;
 	case ARGP_KEY_ARG:

@@ -98,4 +98,13 @@ check "list without privileges: no partial output" test ! -s "$out/stdout"
 expect "doctor without CAP_SYS_ADMIN" 3 unpriv "$out/bpfstderr" doctor --json
 check_eq "doctor reports the missing capability" \
 	"$(jq .privileges.CAP_SYS_ADMIN "$out/stdout")" false
+
+# One meaning per option: -d is the interval and -k the vmlinux everywhere.
+for c in follow record top; do
+	check "$c --help: -d is --interval" bash -c "'$BPFSTDERR' $c --help | grep -q -- '-d, --interval=SECS'"
+done
+for c in follow report top doctor; do
+	check "$c --help: -k is --vmlinux" bash -c "'$BPFSTDERR' $c --help | grep -q -- '-k, --vmlinux=PATH'"
+done
+expect "top --delay, the old name of --interval, still works" 0 "$BPFSTDERR" top -b -n 1 --delay 0.5
 finish
