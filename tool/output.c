@@ -8,7 +8,8 @@
 #include "main.h"
 #include "output.h"
 
-int utf8_seq_len(const unsigned char *s, size_t len)
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
+static int utf8_seq_len(const unsigned char *s, size_t len)
 {
 	uint32_t cp;
 	int n, i;
@@ -145,7 +146,7 @@ void fput_term(FILE *f, const void *buf, size_t len)
 	free(big);
 }
 
-struct json_object *json_string_from_bytes(const void *buf, size_t len)
+static struct json_object *json_string_from_bytes(const void *buf, size_t len)
 {
 	static const char repl[] = "\xef\xbf\xbd";	/* U+FFFD */
 	const unsigned char *s = buf;

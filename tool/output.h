@@ -12,8 +12,6 @@
 
 struct json_object;
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
-int utf8_seq_len(const unsigned char *s, size_t len);
 bool utf8_valid(const void *buf, size_t len);
 
 /* Escape for a terminal: printable ASCII and printable UTF-8 stay, "\" is
@@ -28,7 +26,6 @@ void fput_term(FILE *f, const void *buf, size_t len);
  * U+FFFD. json_add_bytes() adds key, and key_base64 with the exact bytes
  * when the string could not carry them.
  */
-struct json_object *json_string_from_bytes(const void *buf, size_t len);
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
 /* The rest of the writer set: one call per key. json_add_str() is for
  * strings of our own (names of kinds, types, times); NULL adds null.
