@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The journal's rules, on a scratch database: a program's row is its
+ * identity (id, tag, load time); a view's cursor sees every committed
+ * event once, in order, and nothing of a rolled-back transaction; --since
+ * starts at the first event drained at or after the time; held bytes go
+ * in and out as they were. SQLite itself (a second connection, plain SQL)
+ * is the oracle for what is stored.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "journal.h"
+#include "unit.h"
+
+struct got {
+	char text[512];		/* "stream:text[:partial] " per event */
+	int n;
+	long long last_seq;
+};
+
+static int collect(const struct jevent *e, void *ctx)
+{
+	struct got *g = ctx;
+	size_t off = strlen(g->text);
+
+	snprintf(g->text + off, sizeof(g->text) - off, "%s:%.*s%s ", stream_name(e->ev.stream),
+		 (int)e->ev.len, e->ev.text, e->ev.partial ? ":partial" : "");
+	g->n++;
+	CHECK(e->seq > g->last_seq, "seq %lld after %lld", e->seq, g->last_seq);
+	g->last_seq = e->seq;
+	return 0;
+}
+
+static struct jprog prog(__u32 id, const char *tag, __u64 load_time)
+{
+	struct jprog p = { .ident = { .id = id, .load_time_ns = load_time } };
+
+	snprintf(p.ident.tag, sizeof(p.ident.tag), "%s", tag);
+	snprintf(p.ident.name, sizeof(p.ident.name), "prog%u", id);
+	return p;
+}
+
+static int add(struct journal *j, long long row, enum stream s, const char *text, bool partial,
+	       long long sec)
+{
+	struct event ev = { .kind = EV_MESSAGE, .stream = s, .text = text, .len = strlen(text),
+			    .partial = partial };
+	struct timespec ts = { sec, 0 };
+
+	return journal__add_event(j, row, &ts, &ev);
+}
+
+static long long count(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	long long n = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/* (id, tag, load time) is one row; change any part and it is another. */
+static void test_identity(struct journal *j, const char *path)
+{
+	struct jprog a = prog(7, "aaaaaaaaaaaaaaaa", 100), again = a;
+	struct jprog reloaded = prog(7, "aaaaaaaaaaaaaaaa", 200);
+	struct jprog other = prog(7, "bbbbbbbbbbbbbbbb", 100);
+
+	CHECK(!journal__begin(j), "begin");
+	CHECK(!journal__prog(j, &a) && !journal__prog(j, &again), "rows");
+	CHECK(!journal__prog(j, &reloaded) && !journal__prog(j, &other), "rows");
+	CHECK(!journal__commit(j), "commit");
+	CHECK(a.row == again.row, "the same program is one row");
+	CHECK(reloaded.row != a.row && other.row != a.row && other.row != reloaded.row,
+	      "another load time or tag is another program");
+	CHECK(count(path, "SELECT count(*) FROM progs") == 3, "SQLite counts 3 programs");
+}
+
+static void test_cursor(struct journal *j)
+{
+	struct jprog p = prog(9, "cccccccccccccccc", 100);
+	struct jread r = {};
+	struct got g = {};
+
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	CHECK(!add(j, p.row, STREAM_STDOUT, "one", false, 1000), "add");
+	CHECK(!add(j, p.row, STREAM_STDERR, "two", false, 2000), "add");
+	CHECK(!add(j, p.row, STREAM_STDOUT, "thr", true, 3000), "add");
+	CHECK(!journal__commit(j), "commit");
+	CHECK(!journal__read(j, &r, collect, &g), "read");
+	CHECK_STR(g.text, "stdout:one stderr:two stdout:thr:partial ");
+	CHECK(r.after == g.last_seq && r.after == journal__last_seq(j), "the cursor is past the last");
+	memset(&g, 0, sizeof(g));
+	CHECK(!journal__read(j, &r, collect, &g) && g.n == 0, "read again: nothing new");
+
+	/* a rolled-back transaction leaves nothing to read */
+	CHECK(!journal__begin(j) && !add(j, p.row, STREAM_STDOUT, "gone", false, 4000), "add");
+	journal__rollback(j);
+	CHECK(!journal__read(j, &r, collect, &g) && g.n == 0, "rolled back: nothing (%s)", g.text);
+
+	/* --since 2000 s: the cursor starts before the first event at or after it */
+	memset(&g, 0, sizeof(g));
+	r = (struct jread){ .after = journal__cursor_at(j, 2000LL * 1000000000) };
+	CHECK(!journal__read(j, &r, collect, &g), "read");
+	CHECK_STR(g.text, "stderr:two stdout:thr:partial ");
+}
+
+static void test_pending(struct journal *j)
+{
+	struct jprog p = prog(11, "dddddddddddddddd", 100);
+	struct timespec now = { 5000, 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	CHECK(!journal__pending_put(j, p.row, STREAM_STDERR, "ERROR: half\n\0x", 14, &now), "put");
+	CHECK(!journal__pending_get(j, p.row, STREAM_STDERR, &buf, &len), "get");
+	CHECK(len == 14 && buf && !memcmp(buf, "ERROR: half\n\0x", 14), "the bytes as they were");
+	free(buf);
+	CHECK(!journal__pending_get(j, p.row, STREAM_STDOUT, &buf, &len) && !buf && !len,
+	      "the other stream holds nothing");
+	CHECK(!journal__pending_put(j, p.row, STREAM_STDERR, NULL, 0, &now), "drop");
+	CHECK(!journal__pending_get(j, p.row, STREAM_STDERR, &buf, &len) && !buf && !len, "dropped");
+	CHECK(!journal__commit(j), "commit");
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/bpfstderr-unit.XXXXXX", path[64], side[80];
+	struct journal *j = NULL;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/j.db", dir);
+	CHECK(!journal__open(&j, path), "open: %s", j ? journal__error(j) ?: "" : "");
+	test_identity(j, path);
+	test_cursor(j);
+	test_pending(j);
+	journal__close(j);
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+	CHECK(!rmdir(dir), "nothing else was left in %s", dir);
+	return unit_done();
+}
