@@ -124,9 +124,9 @@ $(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(TEST_SKELS)
 SHIMS      := $(BUILD)/tests/libstreamshim.so $(BUILD)/tests/librefuseshim.so
 $(BUILD)/tests/libstreamshim.so: tests/shim/stream_shim.c
 $(BUILD)/tests/librefuseshim.so: tests/shim/refuse_shim.c
-$(SHIMS):
+$(SHIMS): tests/shim/real_syscall.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -fPIC -shared $< -ldl -o $@
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared -Itests/shim $< -ldl -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)

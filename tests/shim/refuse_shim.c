@@ -8,7 +8,6 @@
  *   BPFSTDERR_REFUSE_PROG=PREFIX  BPF_PROG_LOAD of programs whose (kernel,
  *                                 15-character) name starts with PREFIX
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,16 +16,7 @@
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 
-typedef long (*syscall_fn)(long, ...);
-
-static long real(long nr, long a, long b, long c, long d, long e, long f)
-{
-	static syscall_fn fn;
-
-	if (!fn)
-		fn = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
-	return fn(nr, a, b, c, d, e, f);
-}
+#include "real_syscall.h"
 
 static int refused(int cmd, const union bpf_attr *attr)
 {

@@ -13,7 +13,6 @@
  * Reads are destructive like the kernel's, across processes: what was
  * served is recorded in DIR/<id>.<stream>.off under an flock.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -26,18 +25,9 @@
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 
+#include "real_syscall.h"
+
 #define STREAM_READ_CMD 37
-
-typedef long (*syscall_fn)(long, ...);
-
-static long real(long nr, long a, long b, long c, long d, long e, long f)
-{
-	static syscall_fn fn;
-
-	if (!fn)
-		fn = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
-	return fn(nr, a, b, c, d, e, f);
-}
 
 struct read_attr {
 	__u64 buf;
