@@ -122,11 +122,9 @@ $(BUILD)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(TEST_SKELS)
 # Test only: stream_shim serves fixture bytes for BPF_PROG_STREAM_READ_BY_FD,
 # refuse_shim makes chosen bpf() calls fail with EPERM.
 SHIMS      := $(BUILD)/tests/libstreamshim.so $(BUILD)/tests/librefuseshim.so
-$(BUILD)/tests/libstreamshim.so: tests/shim/stream_shim.c
-$(BUILD)/tests/librefuseshim.so: tests/shim/refuse_shim.c
-$(SHIMS): tests/shim/real_syscall.h
+$(BUILD)/tests/lib%shim.so: tests/shim/%_shim.c tests/shim/real_syscall.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -fPIC -shared -Itests/shim $< -ldl -o $@
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared $< -ldl -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
