@@ -19,6 +19,9 @@ struct bpf_prog_aux___rfc {
  */
 struct bpf_stream___up {
 	atomic_t capacity;
+	/* what the stream dropped: kernels with kernel-patches/stream-drops */
+	atomic64_t dropped_msgs;
+	atomic64_t dropped_bytes;
 } __attribute__((preserve_access_index));
 
 struct bpf_prog_aux___streams {
@@ -40,6 +43,13 @@ static void read_streams(struct bpf_prog_aux *aux, struct prog_rec *r)
 	r->flags |= PROG_REC_HAS_STREAMS;
 	r->capacity[0] = BPF_CORE_READ(s, stream[0].capacity.counter);
 	r->capacity[1] = BPF_CORE_READ(s, stream[1].capacity.counter);
+	if (!bpf_core_field_exists(s->stream[0].dropped_msgs))
+		return;
+	r->flags |= PROG_REC_HAS_DROPS;
+	r->dropped_msgs[0] = BPF_CORE_READ(s, stream[0].dropped_msgs.counter);
+	r->dropped_msgs[1] = BPF_CORE_READ(s, stream[1].dropped_msgs.counter);
+	r->dropped_bytes[0] = BPF_CORE_READ(s, stream[0].dropped_bytes.counter);
+	r->dropped_bytes[1] = BPF_CORE_READ(s, stream[1].dropped_bytes.counter);
 }
 
 static void read_error_count(struct bpf_prog_aux *aux, struct prog_rec *r)

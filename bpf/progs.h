@@ -14,6 +14,8 @@
 #define PROG_REC_HAS_STREAMS	(1U << 0)	/* aux->stream[] with capacity */
 #define PROG_REC_HAS_ERR_COUNT	(1U << 1)	/* aux->error_count (RFC kernels) */
 #define PROG_REC_RFC_STREAMS	(1U << 2)	/* aux->stream[] without capacity */
+#define PROG_REC_HAS_DROPS	(1U << 3)	/* bpf_stream.dropped_msgs/_bytes
+						 * (kernel-patches/stream-drops) */
 
 struct prog_rec {
 	__u32 id;
@@ -29,6 +31,8 @@ struct prog_rec {
 	__u8 tag[PROG_TAG_LEN];
 	char name[PROG_NAME_LEN];
 	char ksym[PROG_KSYM_LEN];	/* "bpf_prog_<tag>_<full name>" */
+	__s64 dropped_msgs[2];		/* stdout, stderr; PROG_REC_HAS_DROPS */
+	__s64 dropped_bytes[2];
 };
 
 struct owner_rec {

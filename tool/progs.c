@@ -188,8 +188,12 @@ static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wa
 	set_full_name(p, r);
 	p->has_streams = r->flags & PROG_REC_HAS_STREAMS;
 	p->has_error_count = r->flags & PROG_REC_HAS_ERR_COUNT;
-	for (i = 0; i < STREAM_CNT; i++)
+	p->has_drops = r->flags & PROG_REC_HAS_DROPS;
+	for (i = 0; i < STREAM_CNT; i++) {
 		p->capacity[i] = r->capacity[i];
+		p->dropped_msgs[i] = r->dropped_msgs[i];
+		p->dropped_bytes[i] = r->dropped_bytes[i];
+	}
 	p->error_count = r->error_count;
 }
 

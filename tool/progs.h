@@ -57,6 +57,13 @@ struct prog {
 	bool has_streams;		/* upstream accounting available */
 	bool has_error_count;		/* RFC kernels */
 	int capacity[STREAM_CNT];	/* bytes accounted per stream */
+	/* Kernels with the drop counters (kernel-patches/stream-drops): what
+	 * each stream refused, messages and fault reports alike. Without
+	 * them, loss shows only as capacity no read gives back.
+	 */
+	bool has_drops;
+	long long dropped_msgs[STREAM_CNT];
+	long long dropped_bytes[STREAM_CNT];
 	long long error_count;
 	struct prog_owner *owners;
 	int owner_cnt;

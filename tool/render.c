@@ -56,7 +56,8 @@ struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT])
 	return o;
 }
 
-static struct json_object *stream_json(int capacity, const unsigned long long *read)
+static struct json_object *stream_json(int capacity, const unsigned long long *read,
+				       const struct stream_drops *dropped, int i)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -70,11 +71,18 @@ static struct json_object *stream_json(int capacity, const unsigned long long *r
 		json_add_null(o, "read_bytes");
 		json_add_null(o, "lost_bytes");
 	}
+	if (dropped) {
+		json_add_int(o, "dropped_messages", dropped->msgs[i]);
+		json_add_int(o, "dropped_bytes", dropped->bytes[i]);
+	} else {
+		json_add_null(o, "dropped_messages");
+		json_add_null(o, "dropped_bytes");
+	}
 	return o;
 }
 
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
-				 const unsigned long long *read)
+				 const unsigned long long *read, const struct stream_drops *dropped)
 {
 	struct json_object *o;
 	enum stream s;
@@ -85,7 +93,8 @@ struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT
 	o = json_object_new_object();
 	for_each_stream(s) {
 		i = stream_idx(s);
-		json_object_object_add(o, stream_name(s), stream_json(capacity[i], read ? &read[i] : NULL));
+		json_object_object_add(o, stream_name(s),
+				       stream_json(capacity[i], read ? &read[i] : NULL, dropped, i));
 	}
 	return o;
 }

@@ -33,10 +33,15 @@ struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT]);
 /* Each stream's accounting: capacity (bytes charged), limit, full, and,
  * when this command drained the stream (read != NULL), read_bytes and
  * lost_bytes (charged and still there after the drain: never readable);
- * else those two are null. NULL when the kernel keeps no accounting.
+ * else those two are null; dropped_messages and dropped_bytes from the
+ * kernel's drop counters (dropped != NULL), else null. NULL when the
+ * kernel keeps no accounting.
  */
+struct stream_drops {
+	const long long *msgs, *bytes;	/* STREAM_CNT each */
+};
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
-				 const unsigned long long *read);
+				 const unsigned long long *read, const struct stream_drops *dropped);
 /* {"KIND": N} for the kinds seen */
 struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT]);
 /* RFC kernels: {"count", "max", "hidden"}; NULL elsewhere. */

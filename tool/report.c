@@ -384,6 +384,8 @@ out:
 struct saturation {
 	bool known;
 	int capacity[STREAM_CNT];
+	bool has_drops;			/* the kernel's drop counters */
+	long long dropped_msgs[STREAM_CNT], dropped_bytes[STREAM_CNT];
 	bool has_error_count;
 	long long error_count;
 };
@@ -397,6 +399,9 @@ static struct saturation saturation_of(const struct report *r, const struct gpro
 		return s;
 	s.known = p->has_streams;
 	memcpy(s.capacity, p->capacity, sizeof(s.capacity));
+	s.has_drops = p->has_drops;
+	memcpy(s.dropped_msgs, p->dropped_msgs, sizeof(s.dropped_msgs));
+	memcpy(s.dropped_bytes, p->dropped_bytes, sizeof(s.dropped_bytes));
 	s.has_error_count = p->has_error_count;
 	s.error_count = p->error_count;
 	return s;
@@ -418,7 +423,9 @@ static bool unloaded(const struct report *r, const struct gprog *gp)
  */
 static bool reports_lost(const struct saturation *s, const struct gprog *gp)
 {
-	return (s->known && s->capacity[stream_idx(STREAM_STDERR)] > 0) ||
+	if (s->known && s->has_drops && s->dropped_msgs[stream_idx(STREAM_STDERR)] > 0)
+		return true;
+	return (s->known && !s->has_drops && s->capacity[stream_idx(STREAM_STDERR)] > 0) ||
 	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
 	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
 }
@@ -479,7 +486,8 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_object_object_add(o, "faults", faults_json(gp->faults));
 	json_add_int(o, "fault_count", gp->fault_total);
 	json_object_object_add(o, "messages", per_stream_json(gp->messages));
-	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read));
+	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
+			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
 	groups = json_object_new_array();
@@ -506,7 +514,8 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 		t.messages += stream_sum(progs[i]->messages);
 		t.groups += progs[i]->group_cnt;
 		if (s.known)
-			t.lost_bytes += stream_accounted(s.capacity);
+			t.lost_bytes += s.has_drops ? s.dropped_bytes[0] + s.dropped_bytes[1] :
+						      stream_accounted(s.capacity);
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;
@@ -568,7 +577,11 @@ static void print_saturation_plain(const struct saturation *s, const struct gpro
 
 	for_each_stream(st) {
 		cap = s->capacity[stream_idx(st)];
-		if (!s->known || !cap)
+		if (s->known && s->has_drops && s->dropped_msgs[stream_idx(st)])
+			printf("  %s: %lld messages (%lld bytes) dropped by the kernel (its counters)\n",
+			       stream_name(st), s->dropped_msgs[stream_idx(st)],
+			       s->dropped_bytes[stream_idx(st)]);
+		if (!s->known || !cap || s->has_drops)
 			continue;
 		printf("  %s: %d of %d bytes accounted%s, %d never readable (%s)\n",
 		       stream_name(st), cap, STREAM_MAX_CAPACITY,

@@ -115,6 +115,9 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 	set_owner(r, p);
 	r->has_streams = p->has_streams;
 	memcpy(r->capacity, p->capacity, sizeof(r->capacity));
+	r->has_drops = p->has_drops;
+	memcpy(r->dropped_msgs, p->dropped_msgs, sizeof(r->dropped_msgs));
+	memcpy(r->dropped_bytes, p->dropped_bytes, sizeof(r->dropped_bytes));
 	r->has_error_count = p->has_error_count;
 	r->error_count = p->error_count;
 	if (dt > 0) {
@@ -293,6 +296,8 @@ int top_col_from_name(const char *s)
  */
 bool row_losing(const struct row *r)
 {
+	if (r->has_drops)
+		return r->dropped_msgs[stream_idx(STREAM_STDERR)] > 0;
 	return r->has_streams && r->capacity[stream_idx(STREAM_STDERR)] > 0;
 }
 
@@ -355,7 +360,9 @@ static void fmt_saturation(const struct row *r, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	} else if (stream_full(cap)) {
 		snprintf(buf, len, "full");
-	} else if (cap) {
+	} else if (r->has_drops && r->dropped_msgs[stream_idx(STREAM_STDERR)]) {
+		snprintf(buf, len, "dropped %lld", r->dropped_msgs[stream_idx(STREAM_STDERR)]);
+	} else if (cap && !r->has_drops) {
 		/* right after our drain: what is still accounted was never readable */
 		snprintf(buf, len, "leaked %dB", cap);
 	} else {

@@ -40,6 +40,9 @@ struct row {
 	bool has_last_fault;
 	bool has_streams, has_error_count;
 	int capacity[STREAM_CNT];	/* after our drain: bytes never readable */
+	bool has_drops;			/* the kernel counts what it drops */
+	long long dropped_msgs[STREAM_CNT];
+	long long dropped_bytes[STREAM_CNT];
 	unsigned long long bytes_read[STREAM_CNT];	/* by this top, so far */
 	long long error_count;
 	bool unloaded;
@@ -87,7 +90,9 @@ const char *top_col_name(enum top_col c);
 int top_col_from_name(const char *s);
 /* Column text, terminal-safe; buf at least 128 bytes. */
 void top_cell(const struct top_model *m, const struct row *r, enum top_col c, char *buf, size_t len);
-/* Is the program losing reports (bytes accounted, never readable)? */
+/* Is the program losing reports? Counted by the kernel when it has the
+ * drop counters, else bytes accounted and never readable.
+ */
 bool row_losing(const struct row *r);
 /* 0..1 of the stream limit, for the saturation bar. */
 double row_saturation(const struct row *r);

@@ -41,5 +41,15 @@ missing=$(jq -n --slurpfile a "$out/all_bpftool.json" --slurpfile b <("$BPFSTDER
 	'$a[0] - [$b[0].programs[].id] | length')
 check_eq "no program bpftool lists is missing" "$missing" 0
 
+# The drop counters (kernel-patches/stream-drops) are read where the
+# kernel's BTF has them, null elsewhere; the iterator loads either way.
+if bpftool btf dump file /sys/kernel/btf/vmlinux |
+	awk "/STRUCT 'bpf_stream' /{on=1; next} on && /^\\[/{exit} on" | grep -q "'dropped_msgs'"; then
+	want=number
+else
+	want=null
+fi
+check_eq "drop counters: $want, as the kernel's BTF has them or not" \
+	"$("$BPFSTDERR" list --json | jq -r '[.programs[] | select(.streams) | .streams[].dropped_messages | type] | unique | join(",")')" "$want"
 stop_holder H
 finish
