@@ -36,6 +36,7 @@ static struct follow_env {
 	bool all;
 	unsigned int streams;
 	bool errors_only;
+	bool all_frames;
 	bool json;
 	bool no_color;
 	long interval_ms;	/* 0: adaptive */
@@ -50,6 +51,7 @@ enum {
 	OPT_NO_COLOR,
 	OPT_NAME,
 	OPT_TAG,
+	OPT_ALL_FRAMES,
 };
 
 static const struct argp_option opts[] = {
@@ -60,6 +62,7 @@ static const struct argp_option opts[] = {
 	{ "stdout", OPT_STDOUT, NULL, 0, "Only stdout", 0 },
 	{ "stderr", OPT_STDERR, NULL, 0, "Only stderr", 0 },
 	{ "errors-only", 'e', NULL, 0, "Only fault reports", 0 },
+	{ "all-frames", OPT_ALL_FRAMES, NULL, 0, "Also the frames of the kernel's report machinery (collapsed to one line by default)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
 	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s)", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
@@ -93,6 +96,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.name_cnt == MATCH_MAX)
 			argp_error(state, "at most %d --name", MATCH_MAX);
 		env.names[env.name_cnt++] = arg;
+		break;
+	case OPT_ALL_FRAMES:
+		env.all_frames = true;
 		break;
 	case OPT_TAG:
 		if (!is_tag(arg))
@@ -203,7 +209,8 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 		fprintf(out, "%sFAULT ", env.color ? fault_color(ev->fault->kind) : "");
 		print_fault_summary(out, ev->fault);
 		fprintf(out, "%s\n", env.color ? C_RESET : "");
-		print_frames(out, env.sym, ev->fault, "    ", 0, 0);
+		print_frames(out, env.sym, ev->fault, "    ",
+			     env.all_frames ? 0 : fault_first_frame(ev->fault), 0);
 		return;
 	}
 	if (env.color && err)
@@ -214,6 +221,22 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 	fputs(ev->partial ? " [no newline]\n" : "\n", out);
 }
 
+/* Missing debuginfo is said once, before the first report: never in the
+ * middle of a report's lines (the symbolizer is quiet).
+ */
+static void say_notice_once(void)
+{
+	static bool said;
+	const char *notice;
+
+	if (said)
+		return;
+	said = true;
+	notice = symbolizer__prepare(env.sym);
+	if (notice)
+		p_err("%s", notice);
+}
+
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct json_object *o;
@@ -222,6 +245,8 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	(void)ctx;
 	if (env.errors_only && pe->ev->kind != EV_FAULT)
 		return 0;
+	if (pe->ev->kind == EV_FAULT)
+		say_notice_once();
 	if (env.json) {
 		o = event_json(env.sym, pe);
 		err = json_print(o, stdout);
@@ -333,7 +358,7 @@ int do_follow(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	o.ops.streams = env.streams ?: STREAM_MASK_BOTH;
-	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true };
+	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true };
 	env.color = !env.json && want_color(stdout, env.no_color);
 	rc = session__open(&s, &o);
 	if (rc)

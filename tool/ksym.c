@@ -485,6 +485,11 @@ static struct kobj *kobj_get(struct ksyms *s, const char *module)
 	return &s->kobjs[s->nkobjs - 1];
 }
 
+void ksyms__prepare(struct ksyms *s)
+{
+	kobj_get(s, NULL);
+}
+
 static const struct cu_range *find_cu(struct kobj *k, Dwarf_Addr a, Dwarf_Die *cu)
 {
 	size_t lo = 0, hi = k->ncus, i;

@@ -18,6 +18,8 @@ struct ksyms *ksyms__new(const struct symbolizer_opts *o, struct strpool *st);
 int ksyms__frame(struct ksyms *s, const struct fault *f, int i, struct sym_loc *loc);
 /* The one notice about missing or refused debuginfo, or NULL. */
 const char *ksyms__notice(const struct ksyms *s);
+/* Finds (and checks) the vmlinux now instead of at the first frame. */
+void ksyms__prepare(struct ksyms *s);
 void ksyms__free(struct ksyms *s);
 
 #endif

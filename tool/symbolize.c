@@ -64,6 +64,12 @@ const char *symbolizer__notice(const struct symbolizer *s)
 	return ksyms__notice(s->kernel);
 }
 
+const char *symbolizer__prepare(struct symbolizer *s)
+{
+	ksyms__prepare(s->kernel);
+	return ksyms__notice(s->kernel);
+}
+
 /* The frame after an exception entry is the instruction that trapped. */
 bool frame_is_exact(const struct fault *f, int i)
 {

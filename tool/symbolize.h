@@ -70,6 +70,11 @@ bool symbolizer__knows_bpf(struct symbolizer *s, const char *tag, unsigned long 
 bool frame_is_exact(const struct fault *f, int i);
 /* The one notice about missing or refused debuginfo, or NULL. */
 const char *symbolizer__notice(const struct symbolizer *s);
+/* Looks for the vmlinux now rather than at the first kernel frame, and
+ * returns the notice about it (or NULL), so that a view says it before
+ * its first report instead of in the middle of one.
+ */
+const char *symbolizer__prepare(struct symbolizer *s);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

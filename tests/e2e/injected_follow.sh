@@ -125,6 +125,34 @@ for nc in "" 1; do
 	fi
 done
 
+# On a terminal, with no vmlinux to be found: the notice is one line of
+# its own, before the first report; the report machinery's frames are one
+# line, as in report and top, unless --all-frames.
+d=$(mktmp)
+make_fixtures "$d"
+tmux new-session -d -s "bpfstderr-notice-$$" -x 200 -y 50 \
+	"BPFSTDERR_JOURNAL=$d/journal.db NO_COLOR=1 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	 $BPFSTDERR follow -p $id --errors-only -k $d/no-such-vmlinux; sleep 30"
+for i in $(seq 50); do
+	tmux capture-pane -p -S - -t "bpfstderr-notice-$$" | grep -q 'FAULT lock_timeout' && break
+	sleep 0.2
+done
+tmux capture-pane -p -S - -t "bpfstderr-notice-$$" > "$out/notice"
+tmux kill-session -t "bpfstderr-notice-$$"
+check_eq "tty: the debuginfo notice is said once, on a line of its own" \
+	"$(grep -c 'no vmlinux with DWARF' "$out/notice"):$(grep -c '^bpfstderr: no vmlinux with DWARF' "$out/notice")" "1:1"
+check "tty: ... before the first report" \
+	test "$(grep -n 'no vmlinux with DWARF' "$out/notice" | cut -d: -f1)" -lt "$(grep -n 'FAULT ' "$out/notice" | head -n 1 | cut -d: -f1)"
+check "the report machinery is one line" grep -q '^    ([0-9]* frames of the report machinery)$' "$out/notice"
+# the fixture's first report: 6 machinery frames above the exception entry
+check_eq "... right below the fault's line, in place of its frames" \
+	"$(grep -A2 'FAULT arena_read at 0xdeadbeef' "$out/notice" | sed -n '2,3p' | tr '\n' '|')" \
+	"    (6 frames of the report machinery)|    asm_exc_page_fault+0x26/0x30|"
+d=$(mktmp)
+make_fixtures "$d"
+follow_all "$d" 4096 "$out/all-frames" --errors-only --all-frames
+check "--all-frames: the machinery's frames are shown" grep -q '^    bpf_stream_stage_dump_stack+0xb0/0x280' "$out/all-frames"
+
 # | head: SIGPIPE ends follow quietly. More output than a pipe buffers, so
 # that follow is still writing when head has gone.
 d=$(mktmp)
