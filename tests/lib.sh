@@ -106,6 +106,14 @@ prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
 	awk -v n="$2" '$2 == n { print $1; exit }' <<<"${!progs}"
 }
 
+descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
+	local c
+	for c in $(pgrep -P "$1"); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ] && echo "$c"
+		descendants "$c" "$2"
+	done
+}
+
 cleanup() {
 	local p
 	for p in "${HOLDER_PIDS[@]}"; do kill "$p" 2>/dev/null; done

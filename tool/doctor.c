@@ -345,11 +345,11 @@ static struct json_object *health_json(const struct stream_health *h)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "verdict", json_object_new_string(verdict_key(h->verdict)));
-	json_object_object_add(o, "kfunc", json_object_new_string(printk_kfunc_name(h->printk_kfunc)));
-	json_object_object_add(o, "write_ret", json_object_new_int(h->write_ret));
-	json_object_object_add(o, "read_ret", json_object_new_int(h->read_ret));
-	json_object_object_add(o, "meaning", json_object_new_string(stream_health__meaning(h)));
+	json_add_str(o, "verdict", verdict_key(h->verdict));
+	json_add_str(o, "kfunc", printk_kfunc_name(h->printk_kfunc));
+	json_add_int(o, "write_ret", h->write_ret);
+	json_add_int(o, "read_ret", h->read_ret);
+	json_add_str(o, "meaning", stream_health__meaning(h));
 	return o;
 }
 
@@ -357,24 +357,13 @@ static struct json_object *vmlinux_json(const struct vmlinux_info *v)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "found", json_object_new_boolean(v->found));
-	json_object_object_add(o, "path", v->found ? json_object_new_string(v->path) : NULL);
-	json_object_object_add(o, "build_id", v->build_id[0] ? json_object_new_string(v->build_id) : NULL);
-	json_object_object_add(o, "kernel_build_id",
-			       v->kernel_id[0] ? json_object_new_string(v->kernel_id) : NULL);
-	json_object_object_add(o, "matches", json_object_new_boolean(v->id_matches));
-	json_object_object_add(o, "dwarf", json_object_new_boolean(v->has_dwarf));
+	json_add_bool(o, "found", v->found);
+	json_add_bytes(o, "path", v->found ? v->path : NULL, v->found ? strlen(v->path) : 0);
+	json_add_str(o, "build_id", v->build_id[0] ? v->build_id : NULL);
+	json_add_str(o, "kernel_build_id", v->kernel_id[0] ? v->kernel_id : NULL);
+	json_add_bool(o, "matches", v->id_matches);
+	json_add_bool(o, "dwarf", v->has_dwarf);
 	return o;
-}
-
-static void add_bool(struct json_object *o, const char *key, bool v)
-{
-	json_object_object_add(o, key, json_object_new_boolean(v));
-}
-
-static void add_int(struct json_object *o, const char *key, long long v)
-{
-	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
 static struct json_object *journal_json(const struct doctor *d)
@@ -387,35 +376,30 @@ static struct json_object *journal_json(const struct doctor *d)
 		return NULL;
 	o = json_object_new_object();
 	json_add_bytes(o, "path", d->journal_path, strlen(d->journal_path));
-	add_bool(o, "exists", j->exists);
+	json_add_bool(o, "exists", j->exists);
 	if (j->err)	/* it names the path, which may be any bytes */
 		json_add_bytes(o, "error", why, strlen(why));
 	else
 		json_object_object_add(o, "error", NULL);
 	if (j->fs_free >= 0)
-		add_int(o, "fs_free_bytes", j->fs_free);
-	add_bool(o, "full", journal_full(j));
+		json_add_int(o, "fs_free_bytes", j->fs_free);
+	json_add_bool(o, "full", journal_full(j));
 	if (!j->exists || j->err)
 		return o;
-	add_int(o, "mode", j->mode);
-	add_bool(o, "readable_by_others", j->mode & 077);
+	json_add_int(o, "mode", j->mode);
+	json_add_bool(o, "readable_by_others", j->mode & 077);
 	json_add_bytes(o, "quick_check", j->check, strlen(j->check));
-	add_int(o, "schema_version", j->version);
-	add_int(o, "events", j->events);
-	add_int(o, "faults", j->faults);
-	add_int(o, "programs", j->programs);
-	add_int(o, "unloaded_programs", j->unloaded);
-	add_int(o, "used_bytes", j->used_bytes);
-	add_int(o, "file_bytes", j->file_bytes);
-	add_int(o, "wal_bytes", j->wal_bytes);
-	add_int(o, "max_size", j->ret.max_size);
-	add_int(o, "max_age_seconds", j->ret.max_age);
+	json_add_int(o, "schema_version", j->version);
+	json_add_int(o, "events", j->events);
+	json_add_int(o, "faults", j->faults);
+	json_add_int(o, "programs", j->programs);
+	json_add_int(o, "unloaded_programs", j->unloaded);
+	json_add_int(o, "used_bytes", j->used_bytes);
+	json_add_int(o, "file_bytes", j->file_bytes);
+	json_add_int(o, "wal_bytes", j->wal_bytes);
+	json_add_int(o, "max_size", j->ret.max_size);
+	json_add_int(o, "max_age_seconds", j->ret.max_age);
 	return o;
-}
-
-static struct json_object *str_or_null(const char *s)
-{
-	return s && s[0] ? json_object_new_string(s) : NULL;
 }
 
 /* available: the kernel reports this kind and this host can produce it;
@@ -427,12 +411,12 @@ static struct json_object *fault_src_json(const struct doctor *d, enum fault_src
 	bool probed = d->btf && d->cap_sys_admin;
 	struct json_object *o = json_object_new_object();
 
-	add_bool(o, "kernel_reports", f->reported);
+	json_add_bool(o, "kernel_reports", f->reported);
 	json_object_object_add(o, "available", !f->reported ? json_object_new_boolean(false) :
 			       probed ? json_object_new_boolean(!f->why.err) : NULL);
-	json_object_object_add(o, "errno", str_or_null(f->why.err ? errno_name(-f->why.err) : NULL));
-	json_object_object_add(o, "refused", str_or_null(f->why.err ? f->why.step : NULL));
-	json_object_object_add(o, "cause", str_or_null(f->why.cause));
+	json_add_str(o, "errno", f->why.err ? errno_name(-f->why.err) : NULL);
+	json_add_str(o, "refused", f->why.err ? f->why.step : NULL);
+	json_add_str(o, "cause", f->why.cause[0] ? f->why.cause : NULL);
 	return o;
 }
 
@@ -441,29 +425,29 @@ static int print_json(const struct doctor *d)
 	struct json_object *o = json_object_new_object(), *faults, *privs;
 	int err, s;
 
-	json_object_object_add(o, "schema_version", json_object_new_int(2));
-	json_object_object_add(o, "kernel", json_object_new_string(d->uts.release));
-	add_bool(o, "btf", d->btf);
-	add_bool(o, "stream_read_command", d->read_cmd);
-	add_bool(o, "rfc_drain_kfuncs", d->rfc_kfuncs);
-	add_bool(o, "pollable_stream_fds", d->pollable);
-	json_object_object_add(o, "backend", json_object_new_string(stream_backend_name(d->backend)));
+	json_add_int(o, "schema_version", 2);
+	json_add_str(o, "kernel", d->uts.release);
+	json_add_bool(o, "btf", d->btf);
+	json_add_bool(o, "stream_read_command", d->read_cmd);
+	json_add_bool(o, "rfc_drain_kfuncs", d->rfc_kfuncs);
+	json_add_bool(o, "pollable_stream_fds", d->pollable);
+	json_add_str(o, "backend", stream_backend_name(d->backend));
 	faults = json_object_new_object();
 	for (s = 0; s < FAULT_SRC_PRINT; s++)
 		json_object_object_add(faults, fault_src__name(s), fault_src_json(d, s));
 	json_object_object_add(o, "fault_reports", faults);
 	json_object_object_add(o, "stream_writes", health_json(&d->health));
-	add_bool(o, "kallsyms_readable", d->kallsyms);
+	json_add_bool(o, "kallsyms_readable", d->kallsyms);
 	json_object_object_add(o, "vmlinux", vmlinux_json(&d->vmlinux));
 	privs = json_object_new_object();
-	add_bool(privs, "CAP_SYS_ADMIN", d->cap_sys_admin);
-	add_bool(privs, "CAP_BPF", d->cap_bpf);
-	add_bool(privs, "CAP_PERFMON", d->cap_perfmon);
+	json_add_bool(privs, "CAP_SYS_ADMIN", d->cap_sys_admin);
+	json_add_bool(privs, "CAP_BPF", d->cap_bpf);
+	json_add_bool(privs, "CAP_PERFMON", d->cap_perfmon);
 	json_object_object_add(o, "privileges", privs);
-	json_object_object_add(o, "bpffs", d->bpffs[0] ? json_object_new_string(d->bpffs) : NULL);
+	json_add_bytes(o, "bpffs", d->bpffs[0] ? d->bpffs : NULL, strlen(d->bpffs));
 	json_object_object_add(o, "journal", journal_json(d));
-	add_bool(o, "usable", !d->problem);
-	json_object_object_add(o, "problem", d->problem ? json_object_new_string(d->problem) : NULL);
+	json_add_bool(o, "usable", !d->problem);
+	json_add_str(o, "problem", d->problem);
 	err = json_print(o, stdout);
 	json_object_put(o);
 	return err;

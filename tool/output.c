@@ -212,6 +212,10 @@ void json_add_bytes(struct json_object *obj, const char *key, const void *buf, s
 	char b64key[64];
 	char *b64;
 
+	if (!buf) {
+		json_object_object_add(obj, key, NULL);
+		return;
+	}
 	json_object_object_add(obj, key, json_string_from_bytes(buf, len));
 	if (utf8_valid(buf, len))
 		return;

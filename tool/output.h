@@ -24,7 +24,7 @@ void fput_term(FILE *f, const void *buf, size_t len);
 
 /* A JSON string that is valid whatever the bytes: invalid UTF-8 becomes
  * U+FFFD. json_add_bytes() adds key, and key_base64 with the exact bytes
- * when the string could not carry them.
+ * when the string could not carry them; a NULL buf adds null.
  */
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len);
 /* The rest of the writer set: one call per key. json_add_str() is for

@@ -62,7 +62,7 @@ screen() { tmux capture-pane -p -t "$S"; }
 wait_for() { local i; for i in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done; return 1; }
 check "top --demo: a notice names the arena refusal" wait_for "demo: this host refuses arena"
 # Only this top's own programs: others on the machine may run demos too.
-top_pid=$(pgrep -f -n "^$BPFSTDERR top --demo")
+top_pid=$(descendants "$(tmux display -p -t "$S" '#{pane_pid}')" bpfstderr)
 own() { screen | awk -v o="bpfstderr($top_pid)" '$4 == o'; }
 faults_of() {	# NAME: its FAULTS cell
 	screen | awk -v n="$1" -v o="bpfstderr($top_pid)" '

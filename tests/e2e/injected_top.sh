@@ -37,14 +37,6 @@ col() {
 		($1 == id || $3 == id) && c { print $c; exit }'
 }
 
-descendants() {	# PID NAME: the processes called NAME below PID
-	local c
-	for c in $(pgrep -P "$1"); do
-		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ] && echo "$c"
-		descendants "$c" "$2"
-	done
-}
-
 run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
 	tmux new-session -d -s "$1" -x 160 -y 32 "bash -c 'saved=\$(stty -g); \
 		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
