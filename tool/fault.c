@@ -99,7 +99,7 @@ static const char *task_field(const char *s, const char *label, size_t label_len
 {
 	int n = 0, i;
 
-	if (memcmp(s, label, label_len))
+	if (strncmp(s, label, label_len))	/* stops at the line's end */
 		return NULL;
 	s += label_len;
 	for (i = 0; i < 9 && s[i] >= '0' && s[i] <= '9'; i++)
@@ -121,7 +121,7 @@ static bool parse_task_fast(struct fault *f, char *line)
 	p = task_field(p, "CPU: ", 5, &f->cpu);
 	p = p ? task_field(p, " UID: ", 6, &f->uid) : NULL;
 	p = p ? task_field(p, " PID: ", 6, &f->pid) : NULL;
-	if (!p || memcmp(p, " Comm: ", 7) || !p[7] || isspace((unsigned char)p[7]))
+	if (!p || strncmp(p, " Comm: ", 7) || !p[7] || isspace((unsigned char)p[7]))
 		return false;
 	f->comm = p + 7;
 	return true;

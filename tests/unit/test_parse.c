@@ -361,6 +361,8 @@ static void test_task_line_vs_sscanf(void)
 		"CPU: 01 UID: 00 PID: 0042 Comm: zeros",
 		"CPU: 1 UID: 0 PID: 3 Commm: y",
 		"CPU: x",
+		"CPU: 1 UID",
+		"CPU: 1 UID: 0 PID: 3 Com",
 	};
 	char text[512];
 	struct fault f;
@@ -380,6 +382,14 @@ static void test_task_line_vs_sscanf(void)
 			      lines[i], f.cpu, f.uid, f.pid, cpu, uid, pid);
 			CHECK_STR(f.comm, lines[i] + n);
 		}
+		fault__fini(&f);
+		/* the line last: no reading past its end (ASan build; the fuzzer
+		 * found "CPU: 1 UID" there)
+		 */
+		snprintf(text, sizeof(text), "ERROR: x\n%s", lines[i]);
+		if (fault__parse(text, strlen(text), false, &f))
+			abort();
+		CHECK(f.has_task == ok, "'%s' last: has_task %d, sscanf %d", lines[i], f.has_task, ok);
 		fault__fini(&f);
 	}
 }
