@@ -94,14 +94,50 @@ static bool parse_detail(struct fault *f, char *line)
 	return true;
 }
 
+/* "LABEL" then 1 to 9 decimal digits: a value sscanf's %d reads the same. */
+static const char *task_field(const char *s, const char *label, size_t label_len, int *v)
+{
+	int n = 0, i;
+
+	if (strncmp(s, label, label_len))	/* stops at the line's end */
+		return NULL;
+	s += label_len;
+	for (i = 0; i < 9 && s[i] >= '0' && s[i] <= '9'; i++)
+		n = n * 10 + (s[i] - '0');
+	if (!i || (s[i] >= '0' && s[i] <= '9'))
+		return NULL;
+	*v = n;
+	return s + i;
+}
+
+/* The kernel's own spacing, "CPU: 1 UID: 0 PID: 42 Comm: x", without
+ * sscanf, which was a tenth of report --input's time; anything else
+ * (other blanks, signs, long numbers) goes to sscanf as before.
+ */
+static bool parse_task_fast(struct fault *f, char *line)
+{
+	const char *p = line;
+
+	p = task_field(p, "CPU: ", 5, &f->cpu);
+	p = p ? task_field(p, " UID: ", 6, &f->uid) : NULL;
+	p = p ? task_field(p, " PID: ", 6, &f->pid) : NULL;
+	if (!p || strncmp(p, " Comm: ", 7) || !p[7] || isspace((unsigned char)p[7]))
+		return false;
+	f->comm = p + 7;
+	return true;
+}
+
 static bool parse_task(struct fault *f, char *line)
 {
 	int n = 0;
 
-	if (strncmp(line, "CPU: ", 5) ||
-	    sscanf(line, "CPU: %d UID: %d PID: %d Comm: %n", &f->cpu, &f->uid, &f->pid, &n) != 3 || !n)
+	if (strncmp(line, "CPU: ", 5))
 		return false;
-	f->comm = line + n;
+	if (!parse_task_fast(f, line)) {
+		if (sscanf(line, "CPU: %d UID: %d PID: %d Comm: %n", &f->cpu, &f->uid, &f->pid, &n) != 3 || !n)
+			return false;
+		f->comm = line + n;
+	}
 	f->has_task = true;
 	return true;
 }
@@ -146,6 +182,34 @@ static void frame_rfc_src(struct frame *fr, char *p)
 	fr->src_line = atoi(colon + 1);
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* strtoull(s, NULL, 16), with "0x" and 1 to 16 digits (what the kernel
+ * prints) done here: strtoull was a twentieth of report --input's time.
+ */
+static unsigned long long frame_hex(const char *s)
+{
+	unsigned long long v = 0;
+	int i, d;
+
+	if (s[0] != '0' || s[1] != 'x')
+		return strtoull(s, NULL, 16);
+	for (i = 2; i < 2 + 16 && (d = hex_digit(s[i])) >= 0; i++)
+		v = v << 4 | d;
+	if (i == 2 || hex_digit(s[i]) >= 0)
+		return strtoull(s, NULL, 16);
+	return v;
+}
+
 /* sym+0xoff/0xsize [mod]   or, RFC, sym+0xoff/0xsize: [file:NN] */
 static void parse_frame(struct fault *f, struct frame *fr, char *line)
 {
@@ -180,8 +244,8 @@ static void parse_frame(struct fault *f, struct frame *fr, char *line)
 	*slash = '\0';
 	fr->sym = tok;
 	fr->has_off = !strncmp(plus + 1, "0x", 2) && !strncmp(slash + 1, "0x", 2);
-	fr->off = strtoull(plus + 1, NULL, 16);
-	fr->size = strtoull(slash + 1, NULL, 16);
+	fr->off = frame_hex(plus + 1);
+	fr->size = frame_hex(slash + 1);
 	frame_bpf(fr);
 }
 
@@ -207,32 +271,57 @@ static bool parse_src(struct frame *fr, char *line)
 	return true;
 }
 
-static int add_frame(struct fault *f, char *line, int *cap)
+static int add_frame(struct fault *f, char *line)
 {
 	struct frame *tmp;
+	int cap;
 
-	if (f->frame_cnt == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		tmp = realloc(f->frames, *cap * sizeof(*tmp));
+	if (f->frame_cnt == f->frame_cap) {
+		cap = f->frame_cap ? f->frame_cap * 2 : 16;
+		tmp = realloc(f->frames, cap * sizeof(*tmp));
 		if (!tmp)
 			return -ENOMEM;
 		f->frames = tmp;
+		f->frame_cap = cap;
 	}
 	parse_frame(f, &f->frames[f->frame_cnt++], line);
 	return 0;
 }
 
+/* Zero every field but the buffers, and make room for len bytes. */
+static int reset(struct fault *f, size_t len)
+{
+	struct fault keep = { .storage = f->storage, .storage_cap = f->storage_cap,
+			      .frames = f->frames, .frame_cap = f->frame_cap };
+	char *tmp;
+
+	if (keep.storage_cap < len + 1) {
+		tmp = realloc(keep.storage, len + 1);
+		if (!tmp)
+			return -ENOMEM;
+		keep.storage = tmp;
+		keep.storage_cap = len + 1;
+	}
+	*f = keep;
+	f->held_cnt = -1;
+	return 0;
+}
+
 int fault__parse(const char *text, size_t len, bool terminated, struct fault *f)
+{
+	memset(f, 0, sizeof(*f));
+	return fault__reparse(text, len, terminated, f);
+}
+
+int fault__reparse(const char *text, size_t len, bool terminated, struct fault *f)
 {
 	bool in_trace = false, saw_trace = false;
 	char *line, *next, *end;
-	int cap = 0, err;
+	int err;
 
-	memset(f, 0, sizeof(*f));
-	f->held_cnt = -1;
-	f->storage = malloc(len + 1);
-	if (!f->storage)
-		return -ENOMEM;
+	err = reset(f, len);
+	if (err)
+		return err;
 	memcpy(f->storage, text, len);
 	f->storage[len] = '\0';
 	end = f->storage + len;
@@ -250,7 +339,7 @@ int fault__parse(const char *text, size_t len, bool terminated, struct fault *f)
 		} else if (*line) {
 			if (f->frame_cnt && parse_src(&f->frames[f->frame_cnt - 1], line))
 				continue;
-			err = add_frame(f, line, &cap);
+			err = add_frame(f, line);
 			if (err) {
 				fault__fini(f);
 				return err;

@@ -53,12 +53,19 @@ struct fault {
 	struct frame *frames;
 	int frame_cnt;
 	char *storage;		/* all strings above point in here */
+	size_t storage_cap;	/* kept by fault__reparse() */
+	int frame_cap;
 };
 
 /* Parse one report. terminated: it ended with its blank line. Returns 0 or
  * -ENOMEM; a garbled report still parses, marked incomplete.
  */
 int fault__parse(const char *text, size_t len, bool terminated, struct fault *f);
+/* The same into a struct fault that was zeroed or parsed before, reusing
+ * its buffers: no allocation per report once they are large enough (the
+ * --input path parses millions). fault__fini() frees as usual.
+ */
+int fault__reparse(const char *text, size_t len, bool terminated, struct fault *f);
 void fault__fini(struct fault *f);
 const char *fault_kind_name(enum fault_kind k);
 

@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "group.h"
-
-struct grouper {
-	struct gprog **progs;
-	size_t cnt, cap;
-	struct gprog *last;	/* events come in runs of one program */
-};
 
 struct strbuf {
 	char *s;
@@ -19,56 +12,102 @@ struct strbuf {
 	bool oom;
 };
 
-static void sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct grouper {
+	struct gprog **progs;
+	size_t cnt, cap;
+	struct gprog *last;	/* events come in runs of one program */
+	struct strbuf sig;	/* the signature being looked up */
+};
 
-static void sb_add(struct strbuf *b, const char *fmt, ...)
+/* Signatures are built with plain appends, not vsnprintf: formatting
+ * them was a quarter of report --input's time.
+ */
+static void sb_put(struct strbuf *b, const char *s, size_t n)
 {
-	va_list ap;
-	int n;
+	size_t cap;
+	char *tmp;
 
 	if (b->oom)
 		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
+	if (b->len + n + 1 > b->cap) {
+		cap = (b->len + n + 1) * 2;
+		tmp = realloc(b->s, cap);
+		if (!tmp) {
 			b->oom = true;
 			return;
 		}
-		if (b->s && b->len + n < b->cap)
-			break;
-		b->cap = (b->len + n + 1) * 2;
-		b->s = realloc(b->s, b->cap);
-		if (!b->s) {
-			b->oom = true;
-			return;
-		}
+		b->s = tmp;
+		b->cap = cap;
 	}
+	memcpy(b->s + b->len, s, n);
 	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_str(struct strbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_int(struct strbuf *b, int v)
+{
+	char buf[16], *p = buf + sizeof(buf);
+	long long n = v < 0 ? -(long long)v : v;
+
+	do
+		*--p = '0' + n % 10;
+	while (n /= 10);
+	if (v < 0)
+		*--p = '-';
+	sb_put(b, p, buf + sizeof(buf) - p);
+}
+
+static void sb_hex(struct strbuf *b, unsigned long long v)
+{
+	char buf[20], *p = buf + sizeof(buf);
+
+	do
+		*--p = "0123456789abcdef"[v & 0xf];
+	while (v >>= 4);
+	sb_put(b, p, buf + sizeof(buf) - p);
 }
 
 static void sig_frame(struct strbuf *b, const struct frame *fr)
 {
 	if (!fr->sym) {
-		sb_add(b, " ?");
+		sb_str(b, " ?");
 		return;
 	}
+	sb_str(b, " ");
 	if (!fr->is_bpf) {
-		sb_add(b, " %s%s%s", fr->sym, fr->module ? "@" : "", fr->module ? fr->module : "");
+		sb_str(b, fr->sym);
+		if (fr->module) {
+			sb_str(b, "@");
+			sb_str(b, fr->module);
+		}
 		return;
 	}
-	if (fr->src_file)
-		sb_add(b, " %s:%s@%s:%d", fr->tag, fr->func, fr->src_file, fr->src_line);
-	else
-		sb_add(b, " %s:%s+0x%llx", fr->tag, fr->func, fr->off);
+	sb_str(b, fr->tag);
+	sb_str(b, ":");
+	sb_str(b, fr->func);
+	if (fr->src_file) {
+		sb_str(b, "@");
+		sb_str(b, fr->src_file);
+		sb_str(b, ":");
+		sb_int(b, fr->src_line);
+	} else {
+		sb_str(b, "+0x");
+		sb_hex(b, fr->off);
+	}
 }
 
-char *fault_signature(const struct fault *f)
+/* Into b, from its start; false when out of memory. */
+static bool build_signature(struct strbuf *b, const struct fault *f)
 {
-	struct strbuf b = {};
 	int first = -1, last = -1, i;
 
+	b->len = 0;
+	b->oom = false;
 	for (i = 0; i < f->frame_cnt; i++) {
 		if (!f->frames[i].is_bpf)
 			continue;
@@ -80,26 +119,44 @@ char *fault_signature(const struct fault *f)
 		first = 0;
 		last = f->frame_cnt - 1;
 	}
-	sb_add(&b, "%s", fault_kind_name(f->kind));
-	if (f->kind == FAULT_UNKNOWN)
-		sb_add(&b, "(%s)", f->header ? f->header : "");
-	if (f->lock_func)
-		sb_add(&b, "(%s)", f->lock_func);
-	sb_add(&b, ":");
+	sb_str(b, fault_kind_name(f->kind));
+	if (f->kind == FAULT_UNKNOWN) {
+		sb_str(b, "(");
+		sb_str(b, f->header ? f->header : "");
+		sb_str(b, ")");
+	}
+	if (f->lock_func) {
+		sb_str(b, "(");
+		sb_str(b, f->lock_func);
+		sb_str(b, ")");
+	}
+	sb_str(b, ":");
 	for (i = first; i <= last; i++)
-		sig_frame(&b, &f->frames[i]);
-	if (b.oom) {
+		sig_frame(b, &f->frames[i]);
+	return !b->oom;
+}
+
+char *fault_signature(const struct fault *f)
+{
+	struct strbuf b = {};
+
+	if (!build_signature(&b, f)) {
 		free(b.s);
 		return NULL;
 	}
 	return b.s;
 }
 
-static uint64_t fnv1a(const char *s)
+/* FNV-1a over 8-byte words: only for telling groups apart quickly. */
+static uint64_t sig_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL, w;
 
-	while (*s)
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
+	while (len--)
 		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
 	return h;
 }
@@ -189,23 +246,24 @@ static struct fgroup *new_group(struct gprog *p, char *sig, uint64_t hash, const
 	return grp;
 }
 
+/* The signature is built in the grouper's own buffer and copied only when
+ * it starts a group: no allocation per fault once the groups exist.
+ */
 int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *ev,
 		       const struct timespec *ts)
 {
 	const struct fault *f = ev->fault;
 	struct fgroup *grp;
-	char *sig = fault_signature(f);
 	uint64_t hash;
+	char *sig;
 
-	(void)g;
-	if (!sig)
+	if (!build_signature(&g->sig, f))
 		return -ENOMEM;
-	hash = fnv1a(sig);
-	grp = find_group(p, hash, sig);
-	if (grp) {
-		free(sig);
-	} else {
-		grp = new_group(p, sig, hash, ev);
+	hash = sig_hash(g->sig.s, g->sig.len);
+	grp = find_group(p, hash, g->sig.s);
+	if (!grp) {
+		sig = strdup(g->sig.s);
+		grp = sig ? new_group(p, sig, hash, ev) : NULL;
 		if (!grp) {
 			free(sig);
 			return -ENOMEM;
@@ -279,5 +337,6 @@ void grouper__free(struct grouper *g)
 		free(g->progs[i]);
 	}
 	free(g->progs);
+	free(g->sig.s);
 	free(g);
 }

@@ -26,6 +26,7 @@ struct reasm {
 	size_t rep;		/* where the open report starts */
 	enum rep_state state;
 	int header_lines;
+	struct fault fault;	/* reused: no allocation per report */
 };
 
 struct reasm *reasm__new(enum stream stream, event_fn fn, void *ctx)
@@ -44,6 +45,7 @@ void reasm__free(struct reasm *r)
 {
 	if (!r)
 		return;
+	fault__fini(&r->fault);
 	free(r->buf);
 	free(r);
 }
@@ -64,17 +66,14 @@ static int emit_report(struct reasm *r, size_t end, bool terminated)
 		.kind = EV_FAULT, .stream = r->stream,
 		.text = r->buf + r->rep, .len = end - r->rep,
 	};
-	struct fault f;
 	int err;
 
 	r->state = REP_NONE;
-	err = fault__parse(ev.text, ev.len, terminated, &f);
+	err = fault__reparse(ev.text, ev.len, terminated, &r->fault);
 	if (err)
 		return err;
-	ev.fault = &f;
-	err = r->fn(&ev, r->ctx);
-	fault__fini(&f);
-	return err;
+	ev.fault = &r->fault;
+	return r->fn(&ev, r->ctx);
 }
 
 static int start_report(struct reasm *r, size_t start)

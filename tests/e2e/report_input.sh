@@ -65,4 +65,43 @@ check "binary garbage: jq accepts the JSON" jq -e . "$out/bad.json" > /dev/null
 check "binary garbage: python's strict parser too" python3 -c 'import json,sys; json.load(open(sys.argv[1]), strict=True)' "$out/bad.json"
 "$BPFSTDERR" report "$out/bad" > "$out/bad.txt"
 check_eq "binary garbage: no ESC/BEL/CSI byte in text" "$(LC_ALL=C grep -c $'[\x1b\x07]\|\xc2\x9b\|\x9b' "$out/bad.txt")" 0
+
+# Bytes as they come: the fault count is grep's count of report starts,
+# and the JSON is valid for jq and Python, whatever the line ends.
+edge_case() {	# NAME FILE: faults as grep counts them, valid JSON
+	"$BPFSTDERR" report --json "$2" > "$out/$1.json" 2> "$out/$1.err"
+	check_eq "$1: faults as grep counts them" "$(jq .summary.faults "$out/$1.json")" \
+		"$(LC_ALL=C grep -ac '^ERROR: ' "$2")"
+	check "$1: python's strict parser accepts the JSON" \
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]), strict=True)' "$out/$1.json"
+}
+python3 - "$up" "$rfc" "$out" <<'PY'
+import sys
+up, rfc, out = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), sys.argv[3]
+both = up + rfc
+open(out + "/crlf.txt", "wb").write(both.replace(b"\n", b"\r\n"))
+open(out + "/nul.txt", "wb").write(b"a\0b\n" + up.replace(b"Comm: fault_demo", b"Comm: fa\0lt") + b"\0\n" + rfc)
+open(out + "/no_newline.txt", "wb").write(both.rstrip(b"\n"))
+# one line longer than a read (256 KiB) and than a message (64 KiB)
+open(out + "/long.txt", "wb").write(b"x" * 300000 + b"\n" + up)
+# reports across the 256 KiB reads at many offsets: messages of odd lengths
+with open(out + "/straddle.txt", "wb") as f:
+    k = 0
+    while f.tell() < 3 * 262144:
+        f.write(b"m" * (k * 37 % 1000) + b"\n" + (up if k % 2 else rfc))
+        k += 1
+PY
+for c in crlf nul no_newline long straddle; do
+	edge_case "$c" "$out/$c.txt"
+done
+check_eq "no trailing newline: the last report kept, incomplete" \
+	"$(jq '[.programs[].groups[].example | select(.header == "Timeout detected for may_goto instruction")] | length' "$out/no_newline.json")" 2
+check_eq "a line of 300000 bytes: 5 messages of at most 64 KiB" \
+	"$(jq .summary.messages "$out/long.json")" 5
+# Chunking changes nothing: the same groups (examples, kinds) as the two
+# fixtures read alone; only the counts grow.
+"$BPFSTDERR" report --json "$rfc" "$up" > "$out/alone.json"
+check_eq "reports across reads: the same groups as the fixtures alone" \
+	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/straddle.json")" \
+	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/alone.json")"
 finish

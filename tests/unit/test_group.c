@@ -217,11 +217,63 @@ static void test_set_overflow(void)
 	grouper__free(g);
 }
 
+/* Signatures written out by hand from the rule group.h documents: every
+ * kind of frame the signature spells (BPF with and without a source line,
+ * a negative line, a module, a frame that did not parse), the lock
+ * function, an unknown kind with no BPF frame. Signatures are built
+ * without printf; these are the printf-free path's oracle.
+ */
+static void test_signature_text(void)
+{
+	static const struct { const char *text, *sig; } cases[] = {
+		{ "ERROR: AA or ABBA deadlock detected for bpf_res_spin_lock\n"
+		  "CPU: 1 UID: 0 PID: 2 Comm: x\nCall trace:\n"
+		  "bpf_stream_stage_dump_stack+0xb0/0x280\n"
+		  "bpf_prog_0123456789abcdef_inner+0x4f/0x78\n"
+		  "  x = 1; @ a.bpf.c:-5\n"
+		  "helper_fn+0x10/0x20 [mymod]\n"
+		  "0xffffffff81000000\n"
+		  "bpf_prog_fedcba9876543210_outer+0xABC/0x1000\n"
+		  "bpf_prog_test_run_syscall+0x10f/0x1f0\n",
+		  "lock_deadlock(bpf_res_spin_lock): 0123456789abcdef:inner@a.bpf.c:-5 helper_fn@mymod ?"
+		  " fedcba9876543210:outer+0xabc" },
+		{ "ERROR: Stack overflow detected for x\nCPU: 1 UID: 0 PID: 2 Comm: x\nCall trace:\n"
+		  "a+0x1/0x2\nb+0x0/0x2 [m]\n",
+		  "unknown(Stack overflow detected for x): a b@m" },
+		{ "ERROR: Timeout detected for may_goto instruction\nCPU: 1 UID: 0 PID: 2 Comm: x\n"
+		  "Call trace:\nbpf_prog_0123456789abcdef+0x0/0x2\n",
+		  "may_goto_timeout: 0123456789abcdef:+0x0" },
+		{ "ERROR: Arena READ access at unmapped address 0x1\n", "arena_read:" },
+	};
+	struct grouper *g = grouper__new();
+	struct gprog *p = grouper__prog(g, 1, "0123456789abcdef", "x");
+	struct fault f;
+	size_t i;
+	char *sig;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (fault__parse(cases[i].text, strlen(cases[i].text), true, &f))
+			abort();
+		sig = fault_signature(&f);
+		CHECK_STR(sig, cases[i].sig);
+		free(sig);
+		fault__fini(&f);
+		/* twice through the grouper: its own buffer finds the group */
+		add(g, p, cases[i].text, 1);
+		add(g, p, cases[i].text, 2);
+		CHECK(p->group_cnt == (int)i + 1, "%d groups", p->group_cnt);
+		CHECK_STR(p->groups[i].signature, cases[i].sig);
+		CHECK(p->groups[i].count == 2, "count %llu", p->groups[i].count);
+	}
+	grouper__free(g);
+}
+
 int main(void)
 {
 	test_same_place();
 	test_other_places();
 	test_sorted();
 	test_set_overflow();
+	test_signature_text();
 	return unit_done();
 }

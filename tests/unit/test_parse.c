@@ -4,8 +4,10 @@
  * Expected values are read off the fixture text, field by field.
  */
 #include <stdlib.h>
+#include <json-c/json.h>
 
 #include "reasm.h"
+#include "render.h"
 #include "unit.h"
 
 #ifndef FIXTURES
@@ -334,6 +336,140 @@ static void test_stdout_no_reports(void)
 	recs_free(&rs);
 }
 
+/* The task line is read by hand in the kernel's own spacing and by sscanf
+ * otherwise: libc's sscanf on the same line is the oracle, for both.
+ */
+static void test_task_line_vs_sscanf(void)
+{
+	static const char *const lines[] = {
+		"CPU: 1 UID: 0 PID: 4242 Comm: fault_demo",
+		"CPU: 0 UID: 0 PID: 0 Comm: x",
+		"CPU: 123456789 UID: 999999999 PID: 100000000 Comm: long numbers",
+		"CPU: 1234567890 UID: 0 PID: 1 Comm: ten digits",
+		"CPU: 99999999999 UID: 0 PID: 1 Comm: overflow",
+		"CPU: -1 UID: +2 PID: 3 Comm: signs",
+		"CPU:  1 UID:\t0 PID: 3 Comm: blanks",
+		"CPU: 1  UID: 0 PID: 3 Comm: two blanks",
+		"CPU: 1UID: 0 PID: 3 Comm: no blank",
+		"CPU: 1 UID: 0 PID: 3 Comm:  two before comm",
+		"CPU: 1 UID: 0 PID: 3 Comm: \tx",
+		"CPU: 1 UID: 0 PID: 3 Comm: ",
+		"CPU: 1 UID: 0 PID: 3 Comm:",
+		"CPU: 1 UID: 0 PID: 3 Comm: x\r",
+		"CPU: 1 UID: 0 PID: 3",
+		"CPU: 1 UID: 0 PID: x Comm: y",
+		"CPU: 01 UID: 00 PID: 0042 Comm: zeros",
+		"CPU: 1 UID: 0 PID: 3 Commm: y",
+		"CPU: x",
+		"CPU: 1 UID",
+		"CPU: 1 UID: 0 PID: 3 Com",
+	};
+	char text[512];
+	struct fault f;
+	int cpu, uid, pid, n, ok;
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		snprintf(text, sizeof(text), "ERROR: Timeout detected for may_goto instruction\n%s\n"
+			 "Call trace:\nfoo+0x1/0x2\n", lines[i]);
+		if (fault__parse(text, strlen(text), true, &f))
+			abort();
+		n = 0;
+		ok = sscanf(lines[i], "CPU: %d UID: %d PID: %d Comm: %n", &cpu, &uid, &pid, &n) == 3 && n;
+		CHECK(f.has_task == ok, "'%s': has_task %d, sscanf %d", lines[i], f.has_task, ok);
+		if (ok && f.has_task) {
+			CHECK(f.cpu == cpu && f.uid == uid && f.pid == pid, "'%s': %d %d %d, sscanf %d %d %d",
+			      lines[i], f.cpu, f.uid, f.pid, cpu, uid, pid);
+			CHECK_STR(f.comm, lines[i] + n);
+		}
+		fault__fini(&f);
+		/* the line last: no reading past its end (ASan build; the fuzzer
+		 * found "CPU: 1 UID" there)
+		 */
+		snprintf(text, sizeof(text), "ERROR: x\n%s", lines[i]);
+		if (fault__parse(text, strlen(text), false, &f))
+			abort();
+		CHECK(f.has_task == ok, "'%s' last: has_task %d, sscanf %d", lines[i], f.has_task, ok);
+		fault__fini(&f);
+	}
+}
+
+/* Frame offsets in the kernel's "0x" form are read by hand: strtoull is
+ * the oracle, on every form, overflow included.
+ */
+static void test_frame_hex_vs_strtoull(void)
+{
+	static const char *const nums[] = {
+		"0x0", "0x1f", "0xDeadBeef", "0xffffffffffffffff", "0x10000000000000000",
+		"0x00000000000000001", "0x", "0xg", "12", "0x1fZ", "0x-1", "-0x1", "0",
+	};
+	char text[256];
+	struct fault f;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		j = (i + 3) % (sizeof(nums) / sizeof(nums[0]));
+		snprintf(text, sizeof(text), "ERROR: Timeout detected for may_goto instruction\n"
+			 "CPU: 1 UID: 0 PID: 3 Comm: x\nCall trace:\nfoo+%s/%s\n", nums[i], nums[j]);
+		if (fault__parse(text, strlen(text), true, &f) || f.frame_cnt != 1)
+			abort();
+		CHECK(f.frames[0].off == strtoull(nums[i], NULL, 16), "off '%s': %llx", nums[i], f.frames[0].off);
+		CHECK(f.frames[0].size == strtoull(nums[j], NULL, 16), "size '%s': %llx", nums[j], f.frames[0].size);
+		fault__fini(&f);
+	}
+}
+
+static char *fault_json_str(const struct fault *f)
+{
+	struct json_object *o = fault_json(NULL, f);
+	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+
+	json_object_put(o);
+	return s;
+}
+
+/* One struct fault reparsed report after report (as reassembly does) says
+ * what a fresh parse of each says: nothing left over from a larger or
+ * different report before it.
+ */
+static void test_reparse_reuse(void)
+{
+	static const char *const names[] = { "upstream-6.18.txt", "rfc-seed001.txt" };
+	struct recs rs = {};
+	struct fault reused = {}, fresh;
+	char *a, *b, *buf;
+	size_t len, k;
+	int i, bad = 0, pass;
+
+	for (k = 0; k < 2; k++) {
+		buf = slurp(names[k], &len);
+		if (!buf)
+			abort();
+		run(&rs, 2, buf, len, 0, 0);
+		free(buf);
+	}
+	for (pass = 0; pass < 2; pass++) {	/* forwards, then backwards */
+		for (i = 0; i < rs.n; i++) {
+			struct rec *r = &rs.v[pass ? rs.n - 1 - i : i];
+
+			if (r->kind != EV_FAULT)
+				continue;
+			if (fault__reparse(r->text, r->len, !r->f.incomplete, &reused) ||
+			    fault__parse(r->text, r->len, !r->f.incomplete, &fresh))
+				abort();
+			a = fault_json_str(&reused);
+			b = fault_json_str(&fresh);
+			bad += !!strcmp(a, b);
+			free(a);
+			free(b);
+			fault__fini(&fresh);
+		}
+	}
+	CHECK(bad == 0, "%d reparsed reports differ from a fresh parse", bad);
+	fault__fini(&reused);
+	recs_free(&rs);
+}
+
 int main(void)
 {
 	test_rfc_seed();
@@ -343,5 +479,8 @@ int main(void)
 	test_lossless();
 	test_long_line();
 	test_stdout_no_reports();
+	test_task_line_vs_sscanf();
+	test_frame_hex_vs_strtoull();
+	test_reparse_reuse();
 	return unit_done();
 }
