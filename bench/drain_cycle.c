@@ -56,8 +56,8 @@ static void naive_cycle(void)
 		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		stream_read_fd(fd, STREAM_STDOUT_ID, buf, sizeof(buf));
-		stream_read_fd(fd, STREAM_STDERR_ID, buf, sizeof(buf));
+		stream_read_fd(fd, STREAM_STDOUT, buf, sizeof(buf));
+		stream_read_fd(fd, STREAM_STDERR, buf, sizeof(buf));
 		close(fd);
 	}
 }
