@@ -7,6 +7,8 @@
  * and the ratios.
  *
  *   drain_cycle N [CYCLES [JOURNAL_DIR]]
+ *   drain_cycle naive-1hz SECS	(the naive reader once a second over the
+ *				 programs loaded now: its share of a core)
  */
 #include <errno.h>
 #include <string.h>
@@ -122,6 +124,20 @@ static double journal_cycles(struct progs *progs, struct drainer *drainer, const
 	return t;
 }
 
+static int naive_1hz(int secs)
+{
+	struct rlimit rl = { 65536, 65536 };
+	int i;
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	for (i = 0; i < secs; i++) {
+		naive_cycle();
+		sleep(1);
+	}
+	printf("%.3f\n", cpu_now() / secs * 100);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = discard };
@@ -134,6 +150,8 @@ int main(int argc, char **argv)
 	double t0, ours, naive, journal;
 	int *fds, i, err;
 
+	if (argc > 2 && !strcmp(argv[1], "naive-1hz"))
+		return naive_1hz(atoi(argv[2]));
 	setrlimit(RLIMIT_NOFILE, &rl);
 	fds = calloc(n, sizeof(*fds));
 	err = load_idle(n, fds);
