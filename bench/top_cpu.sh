@@ -42,7 +42,7 @@ ours=$pct
 # the alternative: a naive reader (every program opened, both streams
 # read) once a second, over the same programs and as long
 naive=$(build/bench/drain_cycle naive-1hz "$secs")
-awk -v n="$naive" -v o="$ours" -v p=$((n + 1)) 'BEGIN { printf "%-44s %6.3f%% of one core; naive/top = %.1fx\n", "naive open+read at 1 Hz, " p " programs", n, o > 0 ? n / o : 0 }'
+awk -v n="$naive" -v o="$ours" -v p=$((n + 1)) 'BEGIN { printf "%-44s %6.3f%% of one core; naive/top = %.1fx\n", "naive open+read at 1 Hz, " p " programs", n, (o > 0 ? n / o : 0) }'
 # Reports appended every second: top drains and parses them as they come.
 ( while :; do for i in $(seq 100); do cat tests/fixtures/upstream-6.18.txt; done >> "$dir/$id.2"; sleep 1; done ) &
 feeder=$!
