@@ -130,7 +130,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
-bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+bench: $(BENCHES)
 
 # The parser under libFuzzer (clang-19, ASan+UBSan), linked with the same
 # objects as the tool, built in their own directory. FUZZ_SECONDS bounds it.
@@ -149,7 +150,8 @@ fuzz: fuzz-build
 	$(FUZZ_BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
 		-timeout=10 $(FUZZ_BUILD)/fuzz/corpus
 
-tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS)
+# The bench programs are built with the tests, so that they never rot.
+tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS) $(BENCHES)
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir).
 check: deps

@@ -39,12 +39,12 @@ static void make_event(int i, char *buf, size_t len, struct event *ev)
 	while (n < 1000)
 		n += snprintf(buf + n, len - n, "some_kernel_function+0x%x/0x200\n", n);
 	n += snprintf(buf + n, len - n, "\n");
-	*ev = (struct event){ .kind = EV_MESSAGE, .stream = 2, .text = buf, .len = n };
+	*ev = (struct event){ .kind = EV_MESSAGE, .stream = STREAM_STDERR, .text = buf, .len = n };
 }
 
 static double bench_journal(const char *dir, int events, int batch)
 {
-	struct jprog p = { .id = 1, .tag = "0123456789abcdef", .name = "bench" };
+	struct jprog p = { .ident = { .id = 1, .tag = "0123456789abcdef", .name = "bench" } };
 	struct journal *j;
 	struct timespec ts;
 	struct event ev;
