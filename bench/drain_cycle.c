@@ -64,13 +64,6 @@ static void naive_cycle(void)
 	}
 }
 
-static bool select_all(const struct prog *p, void *ctx)
-{
-	(void)p;
-	(void)ctx;
-	return true;
-}
-
 static int discard(const struct pipe_event *pe, void *ctx)
 {
 	(void)pe;
@@ -101,7 +94,7 @@ static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles)
 static double journal_cycles(struct progs *progs, struct drainer *drainer, const char *dir,
 			     int cycles)
 {
-	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = discard };
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = pipeline_select_all, .sink = discard };
 	struct pipeline *pl;
 	struct journal *j;
 	char path[4096];
@@ -140,7 +133,7 @@ static int naive_1hz(int secs)
 
 int main(int argc, char **argv)
 {
-	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = select_all, .sink = discard };
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = pipeline_select_all, .sink = discard };
 	int n = argc > 1 ? atoi(argv[1]) : 1000, cycles = argc > 2 ? atoi(argv[2]) : 20;
 	struct rlimit rl = { n + 256, n + 256 };
 	struct drainer *drainer;

@@ -317,7 +317,6 @@ static int run(struct session *s)
 	long interval = env.interval_ms ?: INTERVAL_MIN_MS, drained = 0;
 	int err = 0;
 
-	session__catch_signals();
 	while (!session__stopped() && !nothing_left()) {
 		err = cycle(s, &drained);
 		if (err)
@@ -360,6 +359,7 @@ int do_follow(int argc, char **argv)
 	o.ops.streams = env.streams ?: STREAM_MASK_BOTH;
 	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true };
 	env.color = !env.json && want_color(stdout, env.no_color);
+	session__catch_signals();
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;

@@ -783,6 +783,19 @@ int journal__live_progs(struct journal *j, jprog_fn fn, void *ctx)
 	return err;
 }
 
+/* A stream id the journal holds indexes arrays: only ours are taken. */
+static bool valid_stream(int s)
+{
+	return s == STREAM_STDOUT || s == STREAM_STDERR;
+}
+
+static int bad_stream(struct journal *j, int s)
+{
+	snprintf(j->err, sizeof(j->err), "the journal holds bytes of stream %d, which no "
+		 "bpfstderr writes: it is corrupt", s);
+	return -EBADMSG;
+}
+
 int journal__pending_list(struct journal *j, jpending_fn fn, void *ctx)
 {
 	sqlite3_stmt *st = stmt(j, S_PEND_LIST);
@@ -790,9 +803,11 @@ int journal__pending_list(struct journal *j, jpending_fn fn, void *ctx)
 	int rc, err = 0;
 
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int s = sqlite3_column_int(st, PROG_NCOLS);
+
 		read_prog(st, 0, &p);
-		err = fn(&p, sqlite3_column_int(st, PROG_NCOLS),
-			 sqlite3_column_int64(st, PROG_NCOLS + 1), ctx);
+		err = valid_stream(s) ? fn(&p, s, sqlite3_column_int64(st, PROG_NCOLS + 1), ctx) :
+					bad_stream(j, s);
 	}
 	sqlite3_reset(st);
 	if (!err && rc != SQLITE_DONE)
@@ -840,7 +855,7 @@ int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 			read_prog(st, 0, &p);
 			read_event(st, &e);
 			r->after = e.seq;
-			err = fn(&e, ctx);
+			err = valid_stream(e.ev.stream) ? fn(&e, ctx) : bad_stream(j, e.ev.stream);
 		}
 		sqlite3_reset(st);
 		if (!err && rc != SQLITE_DONE)

@@ -137,6 +137,13 @@ static int tracked_flush(struct tracked *t)
 	return err;
 }
 
+bool pipeline_select_all(const struct prog *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return true;
+}
+
 int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipeline_ops *ops)
 {
 	struct pipeline *pl = calloc(1, sizeof(*pl));

@@ -66,6 +66,8 @@ struct pipeline;
 struct jprog jprog_of(const struct prog *p);
 
 int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipeline_ops *ops);
+/* ops.select for views of every program (top, record). */
+bool pipeline_select_all(const struct prog *p, void *ctx);
 /* One cycle over a fresh snapshot: programs that went away are flushed and
  * forgotten, then every selected program with bytes accounted is drained.
  * Returns the bytes drained, or -errno.

@@ -59,13 +59,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static bool select_all(const struct prog *p, void *ctx)
-{
-	(void)p;
-	(void)ctx;
-	return true;
-}
-
 static int cycle(struct session *s)
 {
 	long got = pipeline__cycle_fresh(s->pl, s->progs);
@@ -84,7 +77,6 @@ static int run(struct session *s)
 {
 	int err = 0;
 
-	session__catch_signals();
 	while (!session__stopped() && !err) {
 		err = cycle(s);
 		if (!err)
@@ -115,13 +107,14 @@ int do_record(int argc, char **argv)
 		.what = "recording", .journal_required = true,
 		/* BPF frames only, at drain time: no kernel debuginfo is loaded */
 		.sym = { .live = true, .quiet = true },
-		.ops = { .streams = STREAM_MASK_BOTH, .select = select_all },
+		.ops = { .streams = STREAM_MASK_BOTH, .select = pipeline_select_all },
 	};
 	struct session s;
 	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
+	session__catch_signals();
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;

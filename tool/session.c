@@ -12,11 +12,7 @@
 #include "session.h"
 
 static volatile sig_atomic_t stopped;
-/* The mask while asleep: the ending signals are blocked at any other
- * time, so one that comes during a cycle is taken by the next sleep at
- * once instead of slipping in just before it and being slept through.
- */
-static sigset_t sleep_mask;
+static sigset_t ending;		/* the signals that end a session */
 
 static void on_signal(int sig)
 {
@@ -24,22 +20,21 @@ static void on_signal(int sig)
 	stopped = 1;
 }
 
+/* No SA_RESTART: a write blocked on a reader that does not read is cut
+ * short too, so the signal always ends the command.
+ */
 void session__catch_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t block;
 	size_t i;
 
 	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
+	sigemptyset(&ending);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
+		sigaddset(&ending, sigs[i]);
 	}
-	sigprocmask(SIG_BLOCK, &block, &sleep_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigdelset(&sleep_mask, sigs[i]);
 	signal(SIGPIPE, SIG_IGN);	/* a closed reader is an EPIPE to handle */
 }
 
@@ -48,12 +43,19 @@ bool session__stopped(void)
 	return stopped;
 }
 
+/* The ending signals are blocked from the check of the flag until ppoll()
+ * lets them in, atomically: one that comes just before the sleep is not
+ * slept through.
+ */
 void session__sleep(double secs)
 {
 	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+	sigset_t open;
 
+	sigprocmask(SIG_BLOCK, &ending, &open);
 	if (!stopped)
-		ppoll(NULL, 0, &ts, &sleep_mask);	/* an ending signal cuts it short */
+		ppoll(NULL, 0, &ts, &open);
+	sigprocmask(SIG_SETMASK, &open, NULL);
 }
 
 int session__open(struct session *s, const struct session_opts *o)
@@ -94,7 +96,8 @@ void session__close(struct session *s)
 
 int session__failed(struct session *s, int err, const char *what)
 {
-	if (err == -EPIPE) {
+	/* a reader gone (| head), or output cut short by an ending signal */
+	if (err == -EPIPE || (err == -EINTR && stopped)) {
 		clearerr(stdout);
 		return EXIT_OK;
 	}

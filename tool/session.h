@@ -39,13 +39,15 @@ void session__close(struct session *s);
 
 /* The exit code for a run that failed with err (-errno), after one line:
  * stdout that could not be written, the journal's own failure, or the
- * kernel's (exit_for_errno). -EPIPE, a reader gone as with `| head`, is
- * not a failure.
+ * kernel's (exit_for_errno). -EPIPE, a reader gone as with `| head`, and
+ * output cut short by an ending signal are not failures.
  */
 int session__failed(struct session *s, int err, const char *what);
 
 /* SIGINT, SIGTERM, SIGHUP and SIGQUIT end a session the same way: the
  * command's loop sees session__stopped(), drains once more and exits 0.
+ * Caught from before session__open(), so that a signal during set-up
+ * still gets the last drain.
  */
 void session__catch_signals(void);
 bool session__stopped(void);

@@ -107,13 +107,6 @@ struct top_ctx {
 	bool ticked;
 };
 
-static bool select_all(const struct prog *p, void *ctx)
-{
-	(void)p;
-	(void)ctx;
-	return true;
-}
-
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct top_ctx *c = ctx;
@@ -262,7 +255,6 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 	long i;
 	int err, flush;
 
-	session__catch_signals();
 	for (i = 0; !session__stopped() && (!env.iterations || i < env.iterations); i++) {
 		if (i) {
 			session__sleep(m->interval);
@@ -324,7 +316,7 @@ int do_top(int argc, char **argv)
 		.what = "top",
 		.sym = { .vmlinux = env.vmlinux, .live = true, .quiet = true },
 		.ops = {
-			.streams = STREAM_MASK_BOTH, .select = select_all, .sink = sink,
+			.streams = STREAM_MASK_BOTH, .select = pipeline_select_all, .sink = sink,
 			.history = true, .notice = notice, .ctx = &c,
 		},
 	};
@@ -339,6 +331,8 @@ int do_top(int argc, char **argv)
 	}
 	if (top_model__init(&m))
 		return EXIT_ERROR;
+	if (env.batch)
+		session__catch_signals();	/* the screen has its own (tui.c) */
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;

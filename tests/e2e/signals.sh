@@ -20,6 +20,8 @@ for (t,) in con.execute("SELECT e.text FROM events e JOIN progs p ON p.row = e.p
 PY
 }
 
+monotonic_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+
 # ends PID: waits up to 10 s (the interval is an hour) for it to end; its
 # exit status in $rc, or "running" (then it is killed)
 ends() {
@@ -40,20 +42,44 @@ for cmd in record follow; do
 		: > "$d/$id.1"
 		args=(record --journal "$d/j.db" -d 3600)
 		[ "$cmd" = follow ] && args=(follow --journal "$d/j.db" -p "$id" -d 3600)
-		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d BPFSTDERR_SHIM_LOG=$d/log \
+			ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 			"$BPFSTDERR" "${args[@]}" > "$d/out" 2> "$d/err" &
 		pid=$!
-		# up: the journal exists and the first (empty) cycle is done
+		# up: the journal exists (the handlers come before it)
 		for i in $(seq 100); do [ -s "$d/j.db" ] && break; sleep 0.1; done
 		sleep 0.5
 		printf 'written while it sleeps (%s)\n' "$sig" > "$d/$id.1"
+		sent=$(monotonic_ns)
 		kill -"$sig" "$pid"
 		rc=; ends "$pid"
 		check_eq "$cmd -d 3600, SIG$sig: ends at once with exit 0" "$rc" 0
 		check_eq "$cmd, SIG$sig: the last drain kept what was written" \
 			"$(events "$d/j.db")" "written while it sleeps ($sig)"
+		# the shim's log: the bytes were read after the signal was sent
+		check "$cmd, SIG$sig: ... read by the drain after the signal" \
+			awk -v t="$sent" '$5 > 0 && $6 > t { found = 1 } END { exit !found }' "$d/log"
 		check_eq "$cmd, SIG$sig: nothing on stderr" "$(cat "$d/err")" ""
 	done
 done
+# A reader that does not read: follow's output blocks on the pipe, and an
+# ending signal still ends it (the bytes it read are in the journal).
+d=$(mktmp)
+python3 -c 'import sys; sys.stdout.write("".join("blocked line %06d\n" % i for i in range(100000)))' \
+	> "$d/$id.1"
+mkfifo "$d/fifo"
+exec {hold}<>"$d/fifo"	# open for reading, never read
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d BPFSTDERR_SHIM_LOG=$d/log \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" follow --journal "$d/j.db" -p "$id" > "$d/fifo" 2> "$d/err" &
+pid=$!
+for i in $(seq 100); do [ -s "$d/log" ] && break; sleep 0.1; done
+sleep 1
+check "follow into a full pipe: blocked writing" grep -q pipe "/proc/$pid/wchan"
+kill -TERM "$pid"
+rc=; ends "$pid"
+exec {hold}>&-
+check_eq "follow into a full pipe, SIGTERM: ends at once with exit 0" "$rc" 0
+check_eq "... and says nothing" "$(cat "$d/err")" ""
 stop_holder H
 finish

@@ -6,6 +6,7 @@
  * in and out as they were. SQLite itself (a second connection, plain SQL)
  * is the oracle for what is stored.
  */
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -132,6 +133,30 @@ static void test_pending(struct journal *j)
 	CHECK(!journal__commit(j), "commit");
 }
 
+static void exec_sql(const char *path, const char *sql)
+{
+	sqlite3 *db;
+
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		CHECK(0, "%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+/* An event of a stream no bpfstderr writes (the file passes SQLite's own
+ * checks): refused with a message, never used as an index.
+ */
+static void test_bad_stream(struct journal *j, const char *path)
+{
+	struct jread r = { .after = journal__last_seq(j) };
+	struct got g = {};
+
+	exec_sql(path, "INSERT INTO events (prog, ts, stream, kind, flags, text) "
+		       "SELECT prog, ts, 3, 0, 0, 'odd' FROM events LIMIT 1");
+	CHECK(journal__read(j, &r, collect, &g) == -EBADMSG, "a bad stream id is refused");
+	CHECK(g.n == 0, "and not delivered");
+	CHECK(strstr(journal__error(j) ?: "", "stream 3") != NULL, "said: %s", journal__error(j) ?: "");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/bpfstderr-unit.XXXXXX", path[64], side[80];
@@ -144,6 +169,7 @@ int main(void)
 	test_identity(j, path);
 	test_cursor(j);
 	test_pending(j);
+	test_bad_stream(j, path);
 	journal__close(j);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
