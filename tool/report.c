@@ -17,7 +17,10 @@
 #include "render.h"
 #include "session.h"
 
-#define REPORT_SCHEMA_VERSION	1
+/* 2: a group's faulting tasks are "task_pids" ("pids" is what list calls
+ * a program's owners)
+ */
+#define REPORT_SCHEMA_VERSION	2
 #define IDS_MAX			64
 #define INPUTS_MAX		256
 #define EXAMPLE_FRAMES		8
@@ -262,7 +265,7 @@ static int collect_dumps(struct report *r)
 {
 	int rc;
 
-	if (symbolizer__new(&r->sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux }))
+	if (symbolizer__new(&r->sym, &(struct symbolizer_opts){ .vmlinux = env.vmlinux, .quiet = true }))
 		return EXIT_ERROR;
 	rc = collect_inputs(r);
 	if (rc)
@@ -339,7 +342,7 @@ static int collect_live(struct report *r)
 {
 	struct session_opts o = {
 		.what = "reporting on live programs",
-		.sym = { .vmlinux = env.vmlinux, .live = true },
+		.sym = { .vmlinux = env.vmlinux, .live = true, .quiet = true },
 		.ops = {
 			.streams = STREAM_MASK_BOTH, .select = selected, .sink = live_sink, .ctx = r,
 			.history = true, .since_ns = env.since_ns, .until_ns = env.until_ns,
@@ -464,7 +467,7 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	json_object_object_add(o, "count", json_object_new_int64(grp->count));
 	json_object_object_add(o, "first_seen", time_json(r, &grp->first));
 	json_object_object_add(o, "last_seen", time_json(r, &grp->last));
-	json_object_object_add(o, "pids", int_array(grp->pids, grp->pid_cnt));
+	json_object_object_add(o, "task_pids", int_array(grp->pids, grp->pid_cnt));
 	json_object_object_add(o, "cpus", int_array(grp->cpus, grp->cpu_cnt));
 	json_object_object_add(o, "tasks_truncated", json_object_new_boolean(grp->sets_overflow));
 	json_add_bytes(o, "signature", grp->signature, strlen(grp->signature));
@@ -729,6 +732,9 @@ int do_report(int argc, char **argv)
 		goto out;
 	n = grouper__sorted(r.g, &progs);
 	t = totals_of(&r, progs, n);
+	/* missing debuginfo is said before the report, not inside it */
+	if (t.groups && symbolizer__prepare(r.sym))
+		p_err("%s", symbolizer__notice(r.sym));
 	err = 0;
 	if (env.json)
 		err = print_json(&r, progs, n);

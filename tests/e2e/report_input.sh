@@ -38,7 +38,7 @@ first=$(awk 'BEGIN { RS = ""; ORS = "\n\n" } NR == 1' "$up")
 "$BPFSTDERR" report --json "$out/groups.txt" > "$out/g.json"
 check_eq "3 faults, 2 groups" "$(jq -c '[.summary.faults, .summary.groups]' "$out/g.json")" "[3,2]"
 check_eq "same place from two tasks and CPUs: one group of 2" \
-	"$(jq -c '.programs[0].groups[0] | [.count, (.pids | sort), (.cpus | sort)]' "$out/g.json")" "[2,[999,4242],[0,1]]"
+	"$(jq -c '.programs[0].groups[0] | [.count, (.task_pids | sort), (.cpus | sort)]' "$out/g.json")" "[2,[999,4242],[0,1]]"
 check_eq "another source line: its own group" \
 	"$(jq -r '.programs[0].groups[1].example.frames[] | select(.kind == "bpf") | .line' "$out/g.json")" 42
 
