@@ -187,6 +187,9 @@ static const struct col_layout layout[] = {
 	{ COL_KINDS, false, 9, 40, 18 },
 	{ COL_RATE, true, 8, 10, 0 },
 	{ COL_LAST, true, 4, 6, 0 },
+	{ COL_RUNS, true, 3, 12, 0 },
+	{ COL_NS_RUN, true, 3, 12, 0 },
+	{ COL_CPU, true, 3, 8, 0 },
 	{ COL_SAT, false, 2, 32, 0 },
 };
 #define LAYOUT_CNT ((int)(sizeof(layout) / sizeof(layout[0])))
@@ -213,12 +216,16 @@ static int header_need(enum top_col c)
  * by priority until the row fits in COLS; space left goes to the cut
  * cells, most important column first, then to NAME.
  */
-static void fit_columns(const int *want, bool *show, int *width)
+static void fit_columns(const int *want, bool stats, bool *show, int *width)
 {
 	int total = 0, i, p, worst, left, name = -1, more, full[LAYOUT_CNT];
 
 	for (i = 0; i < LAYOUT_CNT; i++) {
-		show[i] = true;
+		show[i] = stats || !top_col_is_stats(layout[i].col);
+		if (!show[i]) {
+			width[i] = 0;
+			continue;
+		}
 		full[i] = want[i] < layout[i].max ? want[i] : layout[i].max;
 		width[i] = layout[i].shrink && full[i] > layout[i].shrink ? layout[i].shrink : full[i];
 		total += width[i] + 1;
@@ -355,10 +362,11 @@ static void draw_status(struct tui *t)
 	 */
 	snprintf(line, sizeof(line),
 		 "bpfstderr top%s%s%s - %zu programs, %d faulting, %llu faults, %llu messages,"
-		 " %d losing reports | every %gs | sort %s%s",
+		 " %d losing reports | every %gs | sort %s%s%s%s",
 		 t->paused ? " - PAUSED" : "", t->filter[0] ? " - filter: " : "", t->filter,
 		 t->m->cnt, faulting, t->m->fault_total, t->m->msg_total, t->m->losing,
-		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "");
+		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "",
+		 t->m->stats_note[0] ? " | " : "", t->m->stats_note);
 	style_on(t, 0, A_BOLD);
 	put_clipped(0, 0, line, COLS);
 	style_off(t, 0, A_BOLD);
@@ -411,7 +419,7 @@ static void draw_footer(struct tui *t)
 			 t->filter);
 	else if (t->view == VIEW_TABLE)
 		snprintf(line, sizeof(line), "Enter detail  f follow  / filter  s,<,> sort  r reverse  "
-			 "Space pause  c clear  h help  q quit");
+			 "Space pause  c clear  S stats  h help  q quit");
 	else
 		snprintf(line, sizeof(line), "Up/Down scroll  q,Esc back  h help");
 	style_on(t, 0, A_REVERSE);
@@ -465,7 +473,7 @@ static void draw_table(struct tui *t, int y0)
 	if (height > 0 && t->sel >= t->first + height)
 		t->first = t->sel - height + 1;
 	want_widths(t, height);
-	fit_columns(t->want, show, width);
+	fit_columns(t->want, t->m->stats, show, width);
 	draw_header(t, y0, show, width);
 	for (i = t->first; i < t->nrows && (int)(i - t->first) < height; i++)
 		draw_row(t, y0 + 1 + (i - t->first), t->rows[i], show, width, i == t->sel);
@@ -583,7 +591,13 @@ static void print_help(FILE *f)
 		   "per minute, LAST age of the last fault, SATURATION the stream capacity in use:\n"
 		   "'leaked NB' is accounted but never readable (reports dropped), 'full' means\n"
 		   "writes are refused, n/64 is the RFC kernels' error count. A cell ending in\n"
-		   "'%s' was cut for want of room.\n", MB_CUR_MAX > 1 ? "\u2026" : ">");
+		   "'%s' was cut for want of room.\n"
+		   "\nS turns on the kernel's runtime statistics (BPF_ENABLE_STATS) while top\n"
+		   "runs: RUN/S runs per second, NS/RUN average run time, CPU%% of one CPU over the\n"
+		   "last interval. They cost every run of every program on the machine two clock\n"
+		   "reads (tens of ns), and top three reads per CPU and program per refresh;\n"
+		   "with kernel.bpf_stats_enabled already 1 top uses them as they are.\n",
+		MB_CUR_MAX > 1 ? "\u2026" : ">");
 }
 
 /* Render a page into lines and draw from line `scroll` (-1: the end),
@@ -784,6 +798,13 @@ static void act_clear(struct tui *t)
 }
 static void act_quit(struct tui *t) { t->quit = true; }
 
+static void act_stats(struct tui *t)
+{
+	if (t->o.stats)
+		t->o.stats(t->m, !t->m->stats, t->ctx);
+	memset(t->want, 0, sizeof(t->want));
+}
+
 static const struct action actions[] = {
 	{ { KEY_UP, 'k' }, "Up, k", "select the program above (scroll up in a page)", act_up },
 	{ { KEY_DOWN, 'j' }, "Down, j", "select the program below (scroll down)", act_down },
@@ -799,6 +820,7 @@ static const struct action actions[] = {
 	{ { 'r' }, "r", "reverse the sort order", act_reverse },
 	{ { ' ', 'p' }, "Space, p", "pause / resume reading", act_pause },
 	{ { 'c' }, "c", "clear counts and fault groups", act_clear },
+	{ { 'S' }, "S", "runtime statistics on / off (run/s, ns/run, cpu%; see below)", act_stats },
 	{ { 'h', '?' }, "h, ?", "this help", act_help },
 	{ { 'q', 27 }, "q, Esc", "back, or quit from the table", act_back },
 	{ { 'Q' }, "Q", "quit from anywhere", act_quit },

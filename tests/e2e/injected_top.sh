@@ -105,13 +105,21 @@ keys g
 check "follow: escape sequence shown escaped, not interpreted" \
 	bash -c "tmux capture-pane -p -t $S | grep -qF 'stdout: \\x1b[31mred\\x1b[0m'"
 keys h
-check "h: help lists every key" bash -c "tmux capture-pane -p -t $S | grep -c -E '^  (Up, k|Down, j|Enter|f|/|s, >|<|r|Space, p|c|h, \\?|q, Esc|Q) ' | grep -qx 13"
+check "h: help lists every key" bash -c "tmux capture-pane -p -t $S | grep -c -E '^  (Up, k|Down, j|Enter|f|/|s, >|<|r|Space, p|c|S|h, \\?|q, Esc|Q) ' | grep -qx 14"
+keys G
+check "h: help says what statistics cost" bash -c "tmux capture-pane -p -t $S | grep -q 'cost every run of every program'"
 keys q q
 keys Space
 check "Space: paused" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q PAUSED"
 keys p
 keys c
 check_eq "c: counts cleared" "$(col "$id" FAULTS)" 0
+check "no statistics columns until S" bash -c "! tmux capture-pane -p -t $S | grep -q 'RUN/S'"
+keys S
+check "S: statistics columns and how they were turned on" \
+	bash -c "tmux capture-pane -p -t $S | grep -q 'RUN/S.*NS/RUN.*CPU%' && tmux capture-pane -p -t $S | head -n 1 | grep -q 'stats'"
+keys S
+check "S again: off" bash -c "! tmux capture-pane -p -t $S | grep -q 'RUN/S'"
 
 tmux resize-window -t "$S" -x 40 -y 10; sleep 0.8
 check "40x10: still drawn" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q '^bpfstderr top'"
