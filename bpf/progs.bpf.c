@@ -52,6 +52,70 @@ static void read_streams(struct bpf_prog_aux *aux, struct prog_rec *r)
 	r->dropped_bytes[1] = BPF_CORE_READ(s, stream[1].dropped_bytes.counter);
 }
 
+/* Possible CPUs (libbpf_num_possible_cpus()), set before load: the
+ * verifier knows it from the frozen rodata, so the loop below is walked
+ * that many times, not STATS_MAX_CPUS.
+ */
+const volatile __u32 nr_cpus = 1;
+#define STATS_MAX_CPUS	8192	/* CONFIG_NR_CPUS at most */
+/* set by user space while it shows runtime statistics: summing them costs
+ * three reads per possible CPU and program
+ */
+bool want_stats;
+
+/* A per-CPU array of one element: the kernel gives each CPU's address of
+ * it (bpf_map_lookup_percpu_elem()), and its per-CPU pointer is in the
+ * map (bpf_array.pptrs[0]); the difference is that CPU's per-CPU offset,
+ * as per_cpu_ptr() adds it, on every architecture.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_off SEC(".maps");
+
+/* prog->stats is per CPU: sum every possible CPU's counters, as
+ * bpf_prog_get_stats() does for BPF_OBJ_GET_INFO_BY_FD. bpf_per_cpu_ptr()
+ * on prog->stats would be the way, but it needs the field's "percpu" BTF
+ * type tag, which kernels built with gcc lack (the verifier sees an
+ * untrusted pointer), and neither __per_cpu_offset nor this_cpu_off
+ * resolve without CONFIG_KALLSYMS_ALL: so each CPU's offset is taken
+ * from cpu_off above and the counters are read at stats + offset, as
+ * per_cpu_ptr() computes them. On 64-bit the u64_stats_sync is empty and
+ * a counter one load.
+ */
+static void read_stats(struct bpf_prog *prog, struct prog_rec *r)
+{
+	void *volatile map = &cpu_off;	/* spilled: its address as a number */
+	unsigned long base, pptr, elem, addr;
+	struct bpf_prog_stats *st;
+	__u32 cpu, zero = 0;
+
+	if (!want_stats || nr_cpus > STATS_MAX_CPUS)
+		return;
+	base = (unsigned long)BPF_CORE_READ(prog, stats);
+	if (bpf_probe_read_kernel(&addr, sizeof(addr), (const void *)&map))
+		return;
+	addr += bpf_core_field_offset(struct bpf_array, pptrs);
+	if (bpf_probe_read_kernel(&pptr, sizeof(pptr), (const void *)addr))
+		return;
+	for (cpu = 0; cpu < STATS_MAX_CPUS && cpu < nr_cpus; cpu++) {
+		void *volatile e = bpf_map_lookup_percpu_elem(&cpu_off, &zero, cpu);
+
+		if (!e)
+			continue;	/* not a possible CPU */
+		/* as a number: the verifier refuses arithmetic on it */
+		if (bpf_probe_read_kernel(&elem, sizeof(elem), (const void *)&e))
+			return;
+		st = (struct bpf_prog_stats *)(base + (elem - pptr));
+		r->run_cnt += BPF_CORE_READ(st, cnt.v.a.a.counter);
+		r->run_time_ns += BPF_CORE_READ(st, nsecs.v.a.a.counter);
+		r->recursion_misses += BPF_CORE_READ(st, misses.v.a.a.counter);
+	}
+	r->flags |= PROG_REC_HAS_STATS;
+}
+
 static void read_error_count(struct bpf_prog_aux *aux, struct prog_rec *r)
 {
 	struct bpf_prog_aux___rfc *rfc = (void *)aux;
@@ -86,6 +150,7 @@ int list_progs(struct bpf_iter__bpf_prog *ctx)
 		bpf_probe_read_kernel_str(r.ksym, sizeof(r.ksym), &aux->ksym.name);
 	read_streams(aux, &r);
 	read_error_count(aux, &r);
+	read_stats(prog, &r);
 	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }

@@ -16,6 +16,7 @@
 #define PROG_REC_RFC_STREAMS	(1U << 2)	/* aux->stream[] without capacity */
 #define PROG_REC_HAS_DROPS	(1U << 3)	/* bpf_stream.dropped_msgs/_bytes
 						 * (kernel-patches/stream-drops) */
+#define PROG_REC_HAS_STATS	(1U << 4)	/* run_cnt, run_time_ns summed */
 
 struct prog_rec {
 	__u32 id;
@@ -33,6 +34,12 @@ struct prog_rec {
 	char ksym[PROG_KSYM_LEN];	/* "bpf_prog_<tag>_<full name>" */
 	__s64 dropped_msgs[2];		/* stdout, stderr; PROG_REC_HAS_DROPS */
 	__s64 dropped_bytes[2];
+	/* prog->stats summed over the possible CPUs, as bpf_prog_get_stats()
+	 * does; they grow only while kernel.bpf_stats_enabled is on
+	 */
+	__u64 run_cnt;
+	__u64 run_time_ns;
+	__u64 recursion_misses;
 };
 
 struct owner_rec {

@@ -214,6 +214,28 @@ static void set_add(int *set, int *cnt, bool *overflow, int v)
 	set[(*cnt)++] = v;
 }
 
+static void addr_add(struct addr_set *a, unsigned long long v)
+{
+	int i;
+
+	if (!a->cnt && !a->overflow) {
+		a->first = a->min = a->max = v;
+	} else {
+		if (v < a->min)
+			a->min = v;
+		if (v > a->max)
+			a->max = v;
+	}
+	for (i = 0; i < a->cnt; i++)
+		if (a->v[i] == v)
+			return;
+	if (a->cnt == GROUP_SET_MAX) {
+		a->overflow = true;
+		return;
+	}
+	a->v[a->cnt++] = v;
+}
+
 static struct fgroup *find_group(struct gprog *p, uint64_t hash, const char *sig)
 {
 	int i;
@@ -276,6 +298,8 @@ int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *e
 		set_add(grp->pids, &grp->pid_cnt, &grp->sets_overflow, f->pid);
 		set_add(grp->cpus, &grp->cpu_cnt, &grp->sets_overflow, f->cpu);
 	}
+	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
+		addr_add(&grp->addrs, f->addr);
 	p->faults[f->kind]++;
 	p->fault_total++;
 	return 0;

@@ -24,6 +24,16 @@
 
 #define GROUP_SET_MAX 64	/* distinct pids/cpus remembered per group */
 
+/* The addresses of a group's arena faults: exact range, the first one,
+ * and how many distinct (counted up to GROUP_SET_MAX).
+ */
+struct addr_set {
+	unsigned long long v[GROUP_SET_MAX];
+	int cnt;
+	bool overflow;			/* more than GROUP_SET_MAX distinct */
+	unsigned long long first, min, max;
+};
+
 struct fgroup {
 	uint64_t hash;
 	char *signature;
@@ -33,6 +43,7 @@ struct fgroup {
 	int pids[GROUP_SET_MAX], pid_cnt;
 	int cpus[GROUP_SET_MAX], cpu_cnt;
 	bool sets_overflow;
+	struct addr_set addrs;		/* arena faults only: cnt 0 otherwise */
 	char *example;		/* the first report's text */
 	size_t example_len;
 };

@@ -34,6 +34,11 @@ static __u32 prog_fd_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+void progs__want_stats(struct progs *p, bool on)
+{
+	p->skel->bss->want_stats = on;
+}
+
 int progs__open(struct progs **out)
 {
 	struct progs *p;
@@ -47,6 +52,10 @@ int progs__open(struct progs **out)
 		err = -errno;
 		goto err_free;
 	}
+	err = libbpf_num_possible_cpus();
+	if (err < 0)
+		goto err_destroy;
+	p->skel->rodata->nr_cpus = err;
 	err = progs_bpf__load(p->skel);
 	if (err)
 		goto err_destroy;
@@ -195,6 +204,10 @@ static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wa
 		p->dropped_bytes[i] = r->dropped_bytes[i];
 	}
 	p->error_count = r->error_count;
+	p->has_stats = r->flags & PROG_REC_HAS_STATS;
+	p->run_cnt = r->run_cnt;
+	p->run_time_ns = r->run_time_ns;
+	p->recursion_misses = r->recursion_misses;
 }
 
 static int cmp_prog_id(const void *a, const void *b)

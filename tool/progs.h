@@ -65,6 +65,11 @@ struct prog {
 	long long dropped_msgs[STREAM_CNT];
 	long long dropped_bytes[STREAM_CNT];
 	long long error_count;
+	/* the kernel's runtime statistics, summed over CPUs in the same
+	 * iterator read; they count only while kernel.bpf_stats_enabled is on
+	 */
+	bool has_stats;
+	unsigned long long run_cnt, run_time_ns, recursion_misses;
 	struct prog_owner *owners;
 	int owner_cnt;
 };
@@ -83,6 +88,10 @@ int progs__open(struct progs **out);
 /* One refresh: every program loaded now, sorted by id. */
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags);
 void progs__close(struct progs *p);
+/* Sum each program's runtime statistics in the snapshots (prog.has_stats):
+ * three reads per possible CPU and program, so only while they are shown.
+ */
+void progs__want_stats(struct progs *p, bool on);
 
 const struct prog *prog_list__find(const struct prog_list *l, __u32 id);
 void prog_list__free(struct prog_list *l);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "group.h"
 #include "output.h"
 #include "render.h"
 #include "symbolize.h"
@@ -273,10 +274,28 @@ static void put(FILE *out, const char *s)
 	fput_term(out, s, strlen(s));
 }
 
-void print_fault_summary(FILE *out, const struct fault *f)
+struct json_object *addr_set_json(const struct addr_set *a)
+{
+	struct json_object *o;
+
+	if (!a->cnt)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "distinct", json_object_new_int(a->cnt));
+	json_object_object_add(o, "distinct_truncated", json_object_new_boolean(a->overflow));
+	json_object_object_add(o, "first", hex_json(a->first));
+	json_object_object_add(o, "min", hex_json(a->min));
+	json_object_object_add(o, "max", hex_json(a->max));
+	return o;
+}
+
+static void summary(FILE *out, const struct fault *f, const struct addr_set *a)
 {
 	fputs(fault_kind_name(f->kind), out);
-	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
+	if (a && (a->cnt > 1 || a->overflow))
+		fprintf(out, " at %s%d addresses 0x%llx-0x%llx, first 0x%llx", a->overflow ? ">" : "",
+			a->cnt, a->min, a->max, a->first);
+	else if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
 		fprintf(out, " at 0x%llx", f->addr);
 	if (f->lock_func) {
 		fputs(" in ", out);
@@ -297,6 +316,16 @@ void print_fault_summary(FILE *out, const struct fault *f)
 	}
 	if (f->incomplete)
 		fputs(" [incomplete]", out);
+}
+
+void print_fault_summary(FILE *out, const struct fault *f)
+{
+	summary(out, f, NULL);
+}
+
+void print_group_summary(FILE *out, const struct fault *f, const struct addr_set *a)
+{
+	summary(out, f, a);
 }
 
 int fault_first_frame(const struct fault *f)

@@ -53,6 +53,16 @@ struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *
 
 /* One line: "arena_write at 0x... (CPU 1, PID 42 comm)". */
 void print_fault_summary(FILE *out, const struct fault *f);
+struct addr_set;
+/* The same for a group whose first report is f: with more than one
+ * distinct address, "arena_write at N addresses 0xMIN-0xMAX, first 0x..."
+ * (">64" when there were more than the set holds).
+ */
+void print_group_summary(FILE *out, const struct fault *f, const struct addr_set *a);
+/* {"distinct", "distinct_truncated", "first", "min", "max"}; NULL when the
+ * group has no addresses (not an arena fault).
+ */
+struct json_object *addr_set_json(const struct addr_set *a);
 /* The frames from index first, one per line, indented. max: 0 for all. */
 void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
 		  int first, int max);

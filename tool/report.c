@@ -470,6 +470,7 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	json_object_object_add(o, "task_pids", int_array(grp->pids, grp->pid_cnt));
 	json_object_object_add(o, "cpus", int_array(grp->cpus, grp->cpu_cnt));
 	json_object_object_add(o, "tasks_truncated", json_object_new_boolean(grp->sets_overflow));
+	json_object_object_add(o, "addresses", addr_set_json(&grp->addrs));
 	json_add_bytes(o, "signature", grp->signature, strlen(grp->signature));
 	if (!fault__parse(grp->example, grp->example_len, true, &f)) {
 		json_object_object_add(o, "example", fault_json(r->sym, &f));
@@ -611,7 +612,7 @@ static void print_group_plain(const struct report *r, const struct fgroup *grp)
 	printf("  %llux ", grp->count);
 	if (fault__parse(grp->example, grp->example_len, true, &f))
 		return;
-	print_fault_summary(stdout, &f);
+	print_group_summary(stdout, &f, &grp->addrs);
 	if (r->live) {
 		format_time(&grp->first, first, sizeof(first), false);
 		format_time(&grp->last, last, sizeof(last), false);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <json-c/json.h>
 
 #include "demo.h"
@@ -28,16 +30,19 @@ static struct top_env {
 	long iterations;	/* batch: 0 = until interrupted */
 	bool json;
 	bool demo;
+	bool stats;
 	const char *vmlinux;
 } env = { .o = { .interval = 1.0, .sort = COL_FAULTS } };
 
-enum { OPT_NO_COLOR = 0x100, OPT_DEMO };
+enum { OPT_NO_COLOR = 0x100, OPT_DEMO, OPT_STATS };
 
 static const struct argp_option opts[] = {
 	{ "interval", 'd', "SECS", 0, "Refresh every SECS (default 1, 0.01 to 3600)", 0 },
 	{ "delay", 'd', NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },	/* its old name */
 	{ "sort", 's', "COL", 0, "Sort by COL: id type name owner out err faults kinds rate "
-				 "last saturation (default faults)", 0 },
+				 "last run/s ns/run cpu% saturation (default faults)", 0 },
+	{ "stats", OPT_STATS, NULL, 0, "Runtime statistics (run/s, ns/run, cpu%): turns on "
+	  "BPF_ENABLE_STATS while top runs, which costs every program run two clock reads", 0 },
 	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
 	{ "batch", 'b', NULL, 0, "Batch mode: print snapshots, no screen", 0 },
 	{ "iterations", 'n', "N", 0, "Batch mode: N snapshots, then exit", 0 },
@@ -82,6 +87,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_DEMO:
 		env.demo = true;
 		break;
+	case OPT_STATS:
+		env.stats = true;
+		break;
 	case OPT_NO_COLOR:
 		env.o.no_color = true;
 		break;
@@ -105,7 +113,62 @@ struct top_ctx {
 	struct top_model *m;
 	struct session *s;
 	bool ticked;
+	int stats_fd;		/* BPF_ENABLE_STATS: on while it is open; -1 */
 };
+
+/* kernel.bpf_stats_enabled: 1 when anyone has the statistics on */
+static bool stats_enabled_already(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v == 1;
+}
+
+/* Runtime statistics on: the kernel's, if someone already turned them on
+ * (sysctl or another holder), else ours through BPF_ENABLE_STATS, held
+ * only as long as the fd (that is, while top runs or until S again).
+ */
+static int set_stats(struct top_model *m, bool on, void *ctx)
+{
+	struct top_ctx *c = ctx;
+	union bpf_attr attr;
+	int fd, err;
+
+	if (!on) {
+		if (c->stats_fd >= 0)
+			close(c->stats_fd);
+		c->stats_fd = -1;
+		progs__want_stats(c->s->progs, false);
+		m->stats = false;
+		m->stats_note[0] = '\0';
+		return 0;
+	}
+	if (stats_enabled_already()) {
+		snprintf(m->stats_note, sizeof(m->stats_note),
+			 "stats: kernel.bpf_stats_enabled was already 1, used as it is");
+	} else {
+		memset(&attr, 0, sizeof(attr));
+		attr.enable_stats.type = BPF_STATS_RUN_TIME;
+		fd = syscall(__NR_bpf, BPF_ENABLE_STATS, &attr, sizeof(attr));
+		if (fd < 0) {
+			err = -errno;
+			snprintf(m->stats_note, sizeof(m->stats_note),
+				 "stats: BPF_ENABLE_STATS refused: %s", strerror(-err));
+			return err;
+		}
+		c->stats_fd = fd;
+		snprintf(m->stats_note, sizeof(m->stats_note), "stats on (BPF_ENABLE_STATS, until top ends)");
+	}
+	progs__want_stats(c->s->progs, true);
+	m->stats = true;
+	return 0;
+}
 
 static int sink(const struct pipe_event *pe, void *ctx)
 {
@@ -176,9 +239,9 @@ static void print_batch_plain(struct top_model *m)
 {
 	static const enum top_col cols[] = {
 		COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS, COL_KINDS,
-		COL_RATE, COL_LAST, COL_SAT,
+		COL_RATE, COL_LAST, COL_RUNS, COL_NS_RUN, COL_CPU, COL_SAT,
 	};
-	static const int width[] = { 7, -16, -24, -20, 6, 6, 6, -18, 6, 5, -16 };
+	static const int width[] = { 7, -16, -24, -20, 6, 6, 6, -18, 6, 5, 9, 9, 6, -16 };
 	struct row **rows;
 	char cell[300];
 	size_t n, i, c;
@@ -188,6 +251,8 @@ static void print_batch_plain(struct top_model *m)
 	       m->cnt, m->fault_total, m->msg_total, m->losing, stream_health__label(&m->health));
 	for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
 		snprintf(cell, sizeof(cell), "%s", top_col_name(cols[c]));
+		if (top_col_is_stats(cols[c]) && !m->stats)
+			continue;
 		for (char *p = cell; *p; p++)
 			*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
 		printf("%s%*s", c ? " " : "", width[c], cell);
@@ -195,6 +260,8 @@ static void print_batch_plain(struct top_model *m)
 	printf("\n");
 	for (i = 0; i < n; i++) {
 		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			if (top_col_is_stats(cols[c]) && !m->stats)
+				continue;
 			top_cell(m, rows[i], cols[c], cell, sizeof(cell));
 			printf("%s%*s", c ? " " : "", width[c], cell);
 		}
@@ -223,6 +290,13 @@ static struct json_object *row_json(const struct row *r)
 	json_object_object_add(o, "streams", streams_json(r->has_streams, r->capacity, r->bytes_read,
 			       r->has_drops ? &(struct stream_drops){ r->dropped_msgs, r->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
+	/* runtime statistics: null unless on; rates null until two snapshots */
+	json_object_object_add(o, "runs", r->has_stats ? json_object_new_uint64(r->runs) : NULL);
+	json_object_object_add(o, "run_time_ns", r->has_stats ? json_object_new_uint64(r->run_ns) : NULL);
+	json_object_object_add(o, "runs_per_sec", r->has_rates ? json_object_new_double(r->runs_per_s) : NULL);
+	json_object_object_add(o, "ns_per_run", r->has_rates && r->runs_per_s > 0 ?
+			       json_object_new_double(r->ns_per_run) : NULL);
+	json_object_object_add(o, "cpu_percent", r->has_rates ? json_object_new_double(r->cpu_pct) : NULL);
 	return o;
 }
 
@@ -241,6 +315,7 @@ static int print_batch_json(struct top_model *m)
 	json_object_object_add(o, "schema_version", json_object_new_int(TOP_SCHEMA_VERSION));
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	json_object_object_add(o, "stream_writes", json_object_new_string(stream_health__label(&m->health)));
+	json_object_object_add(o, "stats", m->stats ? json_object_new_string(m->stats_note) : NULL);
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, row_json(rows[i]));
 	json_object_object_add(o, "programs", arr);
@@ -305,13 +380,13 @@ int do_top(int argc, char **argv)
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
 		       "journal stay, marked. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
-		       "Space/p pause, c clear, h/? help, q/Esc back or quit. The status line "
+		       "Space/p pause, c clear, S runtime statistics, h/? help, q/Esc back or quit. The status line "
 		       "shows PAUSED and the filter first. q and every signal that ends top "
 		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
 	};
 	struct top_model m;
 	struct session s;
-	struct top_ctx c = { .m = &m, .s = &s };
+	struct top_ctx c = { .m = &m, .s = &s, .stats_fd = -1 };
 	struct session_opts o = {
 		.what = "top",
 		.sym = { .vmlinux = env.vmlinux, .live = true, .quiet = true },
@@ -346,6 +421,15 @@ int do_top(int argc, char **argv)
 			goto out;
 	}
 	m.demo_refused = demo__notice(demo);
+	env.o.stats = set_stats;
+	if (env.stats) {
+		err = set_stats(&m, true, &c);
+		if (err) {
+			p_err("%s", m.stats_note);
+			rc = privs__is_refusal(err) ? EXIT_NOPERM : EXIT_ERROR;
+			goto out;
+		}
+	}
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
 	/* what the journal could not keep goes to a spill file, whatever ended top */
 	flush_err = pipeline__flush(s.pl);
@@ -353,6 +437,8 @@ int do_top(int argc, char **argv)
 	if (err)
 		rc = session__failed(&s, err, "top");
 out:
+	if (c.stats_fd >= 0)
+		close(c.stats_fd);
 	demo__stop(demo);
 	session__close(&s);
 	top_model__fini(&m);

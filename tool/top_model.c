@@ -127,6 +127,17 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 			r->rate = 0;
 	}
 	r->faults_at_last_tick = r->fault_total;
+	r->has_rates = p->has_stats && r->has_stats && dt > 0 && p->run_cnt >= r->runs;
+	if (r->has_rates) {
+		double runs = p->run_cnt - r->runs, ns = p->run_time_ns - r->run_ns;
+
+		r->runs_per_s = runs / dt;
+		r->ns_per_run = runs ? ns / runs : 0;
+		r->cpu_pct = ns / (dt * 1e9) * 100;
+	}
+	r->has_stats = p->has_stats;
+	r->runs = p->run_cnt;
+	r->run_ns = p->run_time_ns;
 }
 
 /* Merge the snapshot into the rows: new programs appear, gone ones are
@@ -273,8 +284,14 @@ void top_model__clear_counts(struct top_model *m)
 static const char *const col_names[COL_CNT] = {
 	[COL_ID] = "id", [COL_TYPE] = "type", [COL_NAME] = "name", [COL_OWNER] = "owner",
 	[COL_OUT] = "out", [COL_ERR] = "err", [COL_FAULTS] = "faults", [COL_KINDS] = "kinds",
-	[COL_RATE] = "rate", [COL_LAST] = "last", [COL_SAT] = "saturation",
+	[COL_RATE] = "rate", [COL_LAST] = "last", [COL_RUNS] = "run/s", [COL_NS_RUN] = "ns/run",
+	[COL_CPU] = "cpu%", [COL_SAT] = "saturation",
 };
+
+bool top_col_is_stats(enum top_col c)
+{
+	return c == COL_RUNS || c == COL_NS_RUN || c == COL_CPU;
+}
 
 const char *top_col_name(enum top_col c)
 {
@@ -403,6 +420,15 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
 	case COL_LAST:
 		fmt_age(m, r, buf, len);
 		break;
+	case COL_RUNS:
+		snprintf(buf, len, r->has_rates ? "%.0f" : "-", r->runs_per_s);
+		break;
+	case COL_NS_RUN:
+		snprintf(buf, len, r->has_rates ? "%.0f" : "-", r->ns_per_run);
+		break;
+	case COL_CPU:
+		snprintf(buf, len, r->has_rates ? "%.2f" : "-", r->cpu_pct);
+		break;
 	case COL_SAT:
 		fmt_saturation(r, buf, len);
 		break;
@@ -439,6 +465,9 @@ static int cmp_view(const void *a, const void *b)
 		c = cmp_num(x->has_last_fault ? x->last_fault.tv_sec + x->last_fault.tv_nsec / 1e9 : 0,
 			    y->has_last_fault ? y->last_fault.tv_sec + y->last_fault.tv_nsec / 1e9 : 0);
 		break;
+	case COL_RUNS: c = cmp_num(x->has_rates ? x->runs_per_s : -1, y->has_rates ? y->runs_per_s : -1); break;
+	case COL_NS_RUN: c = cmp_num(x->has_rates ? x->ns_per_run : -1, y->has_rates ? y->ns_per_run : -1); break;
+	case COL_CPU: c = cmp_num(x->has_rates ? x->cpu_pct : -1, y->has_rates ? y->cpu_pct : -1); break;
 	case COL_SAT: c = cmp_num(row_saturation(x), row_saturation(y)); break;
 	default: break;
 	}

@@ -47,13 +47,17 @@ struct row {
 	long long error_count;
 	bool unloaded;
 	struct timespec gone_at;
+	/* runtime statistics: totals, and rates over the last interval */
+	bool has_stats, has_rates;
+	unsigned long long runs, run_ns;
+	double runs_per_s, ns_per_run, cpu_pct;
 	struct recent recent[RECENT_MAX];
 	int recent_head, recent_cnt;
 };
 
 enum top_col {
 	COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS,
-	COL_KINDS, COL_RATE, COL_LAST, COL_SAT, COL_CNT,
+	COL_KINDS, COL_RATE, COL_LAST, COL_RUNS, COL_NS_RUN, COL_CPU, COL_SAT, COL_CNT,
 };
 
 struct top_model {
@@ -69,7 +73,12 @@ struct top_model {
 	unsigned long long fault_total, msg_total;
 	int losing;			/* programs whose stderr lost bytes */
 	struct timespec now;
+	bool stats;			/* runtime statistics shown */
+	char stats_note[256];		/* how they were enabled, or why not */
 };
+
+/* The statistics columns show only while m->stats is on. */
+bool top_col_is_stats(enum top_col c);
 
 int top_model__init(struct top_model *m);
 /* Apply one snapshot (after the pipeline cycle fed the events). */

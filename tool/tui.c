@@ -38,6 +38,7 @@ struct tui {
 	bool paused;
 	bool quit;
 	bool color;
+	int want[COL_CNT];	/* column widths the cells seen ask for */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -119,55 +120,117 @@ static int put_clipped(int y, int x, const char *s, int width)
 	return used;
 }
 
-static void put_padded(int y, int x, const char *s, int width, bool right)
+/* Columns of the display width of s (safe UTF-8). */
+static int text_width(const char *s)
 {
-	int len = 0;
 	mbstate_t st = {};
-	const char *p = s;
+	int len = 0, w;
 	wchar_t wc;
 	size_t n;
 
-	while (*p && (n = mbrtowc(&wc, p, strlen(p), &st)) && n < (size_t)-2) {
-		len += wcwidth(wc) > 0 ? wcwidth(wc) : 1;
-		p += n;
+	while (*s) {
+		n = mbrtowc(&wc, s, strlen(s), &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			len++;
+			s++;
+			memset(&st, 0, sizeof(st));
+			continue;
+		}
+		w = wcwidth(wc);
+		len += w > 0 ? w : 1;
+		s += n;
 	}
-	if (right && len < width)
-		x += width - len;
-	put_clipped(y, x, s, width);
+	return len;
+}
+
+/* A cell: padded to width, or, when it does not fit, cut one column
+ * short and marked as cut with CUT_MARK.
+ */
+static void put_cell(int y, int x, const char *s, int width, bool right)
+{
+	int len = text_width(s), used;
+
+	if (width <= 0)
+		return;
+	if (len <= width) {
+		put_clipped(y, x + (right ? width - len : 0), s, width);
+		return;
+	}
+	used = put_clipped(y, x, s, width - 1);
+	mvaddstr(y, x + used, MB_CUR_MAX > 1 ? "\u2026" : ">");
 }
 
 /* ---- the table ------------------------------------------------------------ */
 
+/* Columns are as wide as the widest cell seen on screen (up to max), and
+ * keep that width until the counts are cleared or the terminal resized, so
+ * that they do not jump while scrolling. When the screen is narrow, a
+ * column with a shrink width gives way down to it before any column is
+ * dropped.
+ */
 struct col_layout {
 	enum top_col col;
-	int width;
 	bool right;
 	int priority;		/* dropped first when narrow: highest number */
+	int max;		/* widest it grows to content; wider cells are cut */
+	int shrink;		/* narrowest before columns are dropped; 0: never cut */
 };
 
 static const struct col_layout layout[] = {
-	{ COL_ID, 7, true, 0 },
-	{ COL_TYPE, 14, false, 5 },
-	{ COL_NAME, 22, false, 0 },
-	{ COL_OWNER, 18, false, 10 },
-	{ COL_OUT, 6, true, 7 },
-	{ COL_ERR, 6, true, 6 },
-	{ COL_FAULTS, 7, true, 1 },
-	{ COL_KINDS, 18, false, 9 },
-	{ COL_RATE, 6, true, 8 },
-	{ COL_LAST, 5, true, 4 },
-	{ COL_SAT, 20, false, 2 },
+	{ COL_ID, true, 0, 10, 0 },
+	{ COL_TYPE, false, 5, 24, 0 },
+	{ COL_NAME, false, 0, 64, 22 },
+	{ COL_OWNER, false, 10, 32, 18 },
+	{ COL_OUT, true, 7, 12, 0 },
+	{ COL_ERR, true, 6, 12, 0 },
+	{ COL_FAULTS, true, 1, 12, 0 },
+	{ COL_KINDS, false, 9, 40, 18 },
+	{ COL_RATE, true, 8, 10, 0 },
+	{ COL_LAST, true, 4, 6, 0 },
+	{ COL_RUNS, true, 3, 12, 0 },
+	{ COL_NS_RUN, true, 3, 12, 0 },
+	{ COL_CPU, true, 3, 8, 0 },
+	{ COL_SAT, false, 2, 32, 0 },
 };
 #define LAYOUT_CNT ((int)(sizeof(layout) / sizeof(layout[0])))
+#define SAT_BAR_W	9	/* "[######] " */
+#define SAT_BAR_MIN	18	/* a SATURATION cell this wide has the bar */
 
-/* Which columns fit: drop by priority until the row fits in COLS. */
-static int fit_columns(bool *show)
+/* What the cell needs: its text, and the bar for SATURATION. */
+static int cell_need(enum top_col c, const char *text)
 {
-	int total = 0, i, worst, name_extra;
+	int w = text_width(text);
+
+	if (c == COL_SAT)
+		return w + SAT_BAR_W > SAT_BAR_MIN ? w + SAT_BAR_W : SAT_BAR_MIN;
+	return w;
+}
+
+static int header_need(enum top_col c)
+{
+	return (int)strlen(top_col_name(c)) + 1;	/* and the sort mark */
+}
+
+/* Which columns fit and how wide: want[] is what their content asks for.
+ * Shrinkable columns count at their shrink width, and columns are dropped
+ * by priority until the row fits in COLS; space left goes to the cut
+ * cells, most important column first, then to NAME.
+ */
+static void fit_columns(const int *want, bool stats, bool *show, int *width)
+{
+	int total = 0, i, p, worst, left, name = -1, more, full[LAYOUT_CNT];
 
 	for (i = 0; i < LAYOUT_CNT; i++) {
-		show[i] = true;
-		total += layout[i].width + 1;
+		show[i] = stats || !top_col_is_stats(layout[i].col);
+		if (!show[i]) {
+			width[i] = 0;
+			continue;
+		}
+		full[i] = want[i] < layout[i].max ? want[i] : layout[i].max;
+		width[i] = layout[i].shrink && full[i] > layout[i].shrink ? layout[i].shrink : full[i];
+		total += width[i] + 1;
+		if (layout[i].col == COL_NAME)
+			name = i;
 	}
 	while (total > COLS) {
 		worst = -1;
@@ -178,10 +241,26 @@ static int fit_columns(bool *show)
 		if (worst < 0)
 			break;
 		show[worst] = false;
-		total -= layout[worst].width + 1;
+		total -= width[worst] + 1;
 	}
-	name_extra = COLS - total;
-	return name_extra > 0 ? name_extra : 0;
+	if (total > COLS) {	/* only what is never dropped: NAME gives way */
+		more = total - COLS;
+		more = more < width[name] - 1 ? more : width[name] - 1;
+		width[name] -= more;
+		total -= more;
+	}
+	left = COLS - total;
+	for (p = 0; p <= 10 && left > 0; p++) {
+		for (i = 0; i < LAYOUT_CNT && left > 0; i++) {
+			if (!show[i] || layout[i].priority != p || full[i] <= width[i])
+				continue;
+			more = full[i] - width[i] < left ? full[i] - width[i] : left;
+			width[i] += more;
+			left -= more;
+		}
+	}
+	if (left > 0)
+		width[name] += left;
 }
 
 static enum pair sat_pair(const struct row *r)
@@ -195,7 +274,7 @@ static enum pair sat_pair(const struct row *r)
 
 static void draw_sat(struct tui *t, int y, int x, int w, const struct row *r, const char *text)
 {
-	int bar = w >= 18 ? 6 : 0, fill, i;
+	int bar = w >= SAT_BAR_MIN ? SAT_BAR_W - 3 : 0, fill, i;
 	char b[16];
 
 	if (bar) {
@@ -212,11 +291,11 @@ static void draw_sat(struct tui *t, int y, int x, int w, const struct row *r, co
 		style_off(t, sat_pair(r), 0);
 	}
 	style_on(t, sat_pair(r), 0);
-	put_clipped(y, x + (bar ? bar + 3 : 0), text, w - (bar ? bar + 3 : 0));
+	put_cell(y, x + (bar ? bar + 3 : 0), text, w - (bar ? bar + 3 : 0), false);
 	style_off(t, sat_pair(r), 0);
 }
 
-static void draw_row(struct tui *t, int y, const struct row *r, const bool *show, int name_extra,
+static void draw_row(struct tui *t, int y, const struct row *r, const bool *show, const int *width,
 		     bool selected)
 {
 	char cell[300];
@@ -230,7 +309,7 @@ static void draw_row(struct tui *t, int y, const struct row *r, const bool *show
 	for (i = 0; i < LAYOUT_CNT; i++) {
 		if (!show[i])
 			continue;
-		w = layout[i].width + (layout[i].col == COL_NAME ? name_extra : 0);
+		w = width[i];
 		top_cell(t->m, r, layout[i].col, cell, sizeof(cell));
 		if (layout[i].col == COL_SAT && !selected) {
 			draw_sat(t, y, x, w, r, cell);
@@ -238,7 +317,7 @@ static void draw_row(struct tui *t, int y, const struct row *r, const bool *show
 			enum pair p = layout[i].col == COL_FAULTS && r->fault_total ? PAIR_FAULT : 0;
 
 			style_on(t, selected ? 0 : p, extra);
-			put_padded(y, x, cell, w, layout[i].right);
+			put_cell(y, x, cell, w, layout[i].right);
 			style_off(t, selected ? 0 : p, extra);
 		}
 		x += w + 1;
@@ -247,7 +326,7 @@ static void draw_row(struct tui *t, int y, const struct row *r, const bool *show
 		attroff(A_REVERSE);
 }
 
-static void draw_header(struct tui *t, int y, const bool *show, int name_extra)
+static void draw_header(struct tui *t, int y, const bool *show, const int *width)
 {
 	char label[32];
 	int x = 0, i, w;
@@ -257,13 +336,13 @@ static void draw_header(struct tui *t, int y, const bool *show, int name_extra)
 	for (i = 0; i < LAYOUT_CNT; i++) {
 		if (!show[i])
 			continue;
-		w = layout[i].width + (layout[i].col == COL_NAME ? name_extra : 0);
+		w = width[i];
 		snprintf(label, sizeof(label), "%s", top_col_name(layout[i].col));
 		for (char *c = label; *c; c++)
 			*c = *c >= 'a' && *c <= 'z' ? *c - 32 : *c;
 		if (layout[i].col == t->o.sort)
 			strcat(label, t->o.reverse ? "^" : "v");
-		put_padded(y, x, label, w, layout[i].right);
+		put_cell(y, x, label, w, layout[i].right);
 		x += w + 1;
 	}
 	style_off(t, PAIR_HEAD, A_REVERSE);
@@ -283,10 +362,11 @@ static void draw_status(struct tui *t)
 	 */
 	snprintf(line, sizeof(line),
 		 "bpfstderr top%s%s%s - %zu programs, %d faulting, %llu faults, %llu messages,"
-		 " %d losing reports | every %gs | sort %s%s",
+		 " %d losing reports | every %gs | sort %s%s%s%s",
 		 t->paused ? " - PAUSED" : "", t->filter[0] ? " - filter: " : "", t->filter,
 		 t->m->cnt, faulting, t->m->fault_total, t->m->msg_total, t->m->losing,
-		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "");
+		 t->m->interval, top_col_name(t->o.sort), t->o.reverse ? " (reversed)" : "",
+		 t->m->stats_note[0] ? " | " : "", t->m->stats_note);
 	style_on(t, 0, A_BOLD);
 	put_clipped(0, 0, line, COLS);
 	style_off(t, 0, A_BOLD);
@@ -339,7 +419,7 @@ static void draw_footer(struct tui *t)
 			 t->filter);
 	else if (t->view == VIEW_TABLE)
 		snprintf(line, sizeof(line), "Enter detail  f follow  / filter  s,<,> sort  r reverse  "
-			 "Space pause  c clear  h help  q quit");
+			 "Space pause  c clear  S stats  h help  q quit");
 	else
 		snprintf(line, sizeof(line), "Up/Down scroll  q,Esc back  h help");
 	style_on(t, 0, A_REVERSE);
@@ -362,19 +442,41 @@ static void rebuild_view(struct tui *t)
 		t->sel_id = t->rows[t->sel]->ident.id;
 }
 
+/* Grow each column's wanted width to the rows on screen. */
+static void want_widths(struct tui *t, int height)
+{
+	char cell[300];
+	size_t r;
+	int i, w;
+
+	for (i = 0; i < LAYOUT_CNT; i++)
+		if (t->want[i] < header_need(layout[i].col))
+			t->want[i] = header_need(layout[i].col);
+	for (r = t->first; r < t->nrows && (int)(r - t->first) < height; r++) {
+		for (i = 0; i < LAYOUT_CNT; i++) {
+			top_cell(t->m, t->rows[r], layout[i].col, cell, sizeof(cell));
+			w = cell_need(layout[i].col, cell);
+			if (w > t->want[i])
+				t->want[i] = w;
+		}
+	}
+}
+
 static void draw_table(struct tui *t, int y0)
 {
 	bool show[LAYOUT_CNT];
-	int name_extra = fit_columns(show), height = LINES - 1 - (y0 + 1);
+	int width[LAYOUT_CNT], height = LINES - 1 - (y0 + 1);
 	size_t i;
 
-	draw_header(t, y0, show, name_extra);
 	if (t->sel < t->first)
 		t->first = t->sel;
 	if (height > 0 && t->sel >= t->first + height)
 		t->first = t->sel - height + 1;
+	want_widths(t, height);
+	fit_columns(t->want, t->m->stats, show, width);
+	draw_header(t, y0, show, width);
 	for (i = t->first; i < t->nrows && (int)(i - t->first) < height; i++)
-		draw_row(t, y0 + 1 + (i - t->first), t->rows[i], show, name_extra, i == t->sel);
+		draw_row(t, y0 + 1 + (i - t->first), t->rows[i], show, width, i == t->sel);
 	if (!t->nrows)
 		put_clipped(y0 + 2, 2, t->filter[0] ? "no program matches the filter" :
 			    "no BPF programs loaded", COLS - 2);
@@ -453,7 +555,7 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 		format_time(&g->first, first, sizeof(first), false);
 		format_time(&g->last, last, sizeof(last), false);
 		fprintf(f, "%llux ", g->count);
-		print_fault_summary(f, &flt);
+		print_group_summary(f, &flt, &g->addrs);
 		fprintf(f, "\n  first %.8s, last %.8s, %d task%s, %d CPU%s\n", first, last,
 			g->pid_cnt, g->pid_cnt == 1 ? "" : "s", g->cpu_cnt, g->cpu_cnt == 1 ? "" : "s");
 		print_frames(f, t->m->sym, &flt, "    ", fault_first_frame(&flt), 12);
@@ -488,7 +590,14 @@ static void print_help(FILE *f)
 		   "(AR/AW arena read/write, MG may_goto, DL deadlock, LT lock timeout), RATE faults\n"
 		   "per minute, LAST age of the last fault, SATURATION the stream capacity in use:\n"
 		   "'leaked NB' is accounted but never readable (reports dropped), 'full' means\n"
-		   "writes are refused, n/64 is the RFC kernels' error count.\n");
+		   "writes are refused, n/64 is the RFC kernels' error count. A cell ending in\n"
+		   "'%s' was cut for want of room.\n"
+		   "\nS turns on the kernel's runtime statistics (BPF_ENABLE_STATS) while top\n"
+		   "runs: RUN/S runs per second, NS/RUN average run time, CPU%% of one CPU over the\n"
+		   "last interval. They cost every run of every program on the machine two clock\n"
+		   "reads (tens of ns), and top three reads per CPU and program per refresh;\n"
+		   "with kernel.bpf_stats_enabled already 1 top uses them as they are.\n",
+		MB_CUR_MAX > 1 ? "\u2026" : ">");
 }
 
 /* Render a page into lines and draw from line `scroll` (-1: the end),
@@ -681,8 +790,20 @@ static void act_sort_next(struct tui *t) { t->o.sort = (t->o.sort + 1) % COL_CNT
 static void act_sort_prev(struct tui *t) { t->o.sort = (t->o.sort + COL_CNT - 1) % COL_CNT; rebuild_view(t); }
 static void act_reverse(struct tui *t) { t->o.reverse = !t->o.reverse; rebuild_view(t); }
 static void act_pause(struct tui *t) { t->paused = !t->paused; }
-static void act_clear(struct tui *t) { top_model__clear_counts(t->m); rebuild_view(t); }
+static void act_clear(struct tui *t)
+{
+	top_model__clear_counts(t->m);
+	memset(t->want, 0, sizeof(t->want));
+	rebuild_view(t);
+}
 static void act_quit(struct tui *t) { t->quit = true; }
+
+static void act_stats(struct tui *t)
+{
+	if (t->o.stats)
+		t->o.stats(t->m, !t->m->stats, t->ctx);
+	memset(t->want, 0, sizeof(t->want));
+}
 
 static const struct action actions[] = {
 	{ { KEY_UP, 'k' }, "Up, k", "select the program above (scroll up in a page)", act_up },
@@ -699,6 +820,7 @@ static const struct action actions[] = {
 	{ { 'r' }, "r", "reverse the sort order", act_reverse },
 	{ { ' ', 'p' }, "Space, p", "pause / resume reading", act_pause },
 	{ { 'c' }, "c", "clear counts and fault groups", act_clear },
+	{ { 'S' }, "S", "runtime statistics on / off (run/s, ns/run, cpu%; see below)", act_stats },
 	{ { 'h', '?' }, "h, ?", "this help", act_help },
 	{ { 'q', 27 }, "q, Esc", "back, or quit from the table", act_back },
 	{ { 'Q' }, "Q", "quit from anywhere", act_quit },
@@ -803,6 +925,8 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 		left = next - now_s();
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		ch = getch();
+		if (ch == KEY_RESIZE)
+			memset(t.want, 0, sizeof(t.want));
 		if (ch == KEY_RESIZE || ch == ERR)
 			continue;
 		handle_key(&t, ch == '\r' ? '\n' : ch);

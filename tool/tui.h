@@ -15,6 +15,8 @@ struct top_opts {
 	enum top_col sort;
 	bool reverse;
 	bool no_color;
+	/* runtime statistics on or off (key S); sets m->stats, m->stats_note */
+	int (*stats)(struct top_model *m, bool on, void *ctx);
 };
 int tui_run(struct top_model *m, const struct top_opts *o,
 	    int (*tick)(struct top_model *m, void *ctx), void *ctx);

@@ -19,7 +19,18 @@ wret=$(holder_cmd H "write 1 1 4")
 holder_cmd H "write 2 1 4" > /dev/null
 printf 'hello from stdout\n\033[31mred\033[0m\n' > "$out/$id.1"
 cp tests/fixtures/upstream-6.18.txt "$out/$id.2"
+# the fixture's arena write again, at another address: one group, two addresses
+awk 'BEGIN { RS = ""; ORS = "\n\n" } /^ERROR: Arena WRITE/ { sub(/0x100000000cafe/, "0x100000000d008"); print; exit }' \
+	tests/fixtures/upstream-6.18.txt >> "$out/$id.2"
 faults=$(grep -c '^ERROR:' "$out/$id.2")
+# KINDS as the fixture's headers count them, unknown kinds last
+kinds=$(awk '/^ERROR: / {
+		if (/Arena READ/) k = "AR"; else if (/Arena WRITE/) k = "AW"; else if (/may_goto/) k = "MG"
+		else if (/deadlock/) k = "DL"; else if (/Timeout detected for bpf_res_spin_lock/) k = "LT"; else k = "?"
+		n[k]++ }
+	END { split("AR AW MG DL LT ?", o, " "); for (i = 1; i <= 6; i++) if (n[o[i]]) s = s (s ? " " : "") o[i] ":" n[o[i]]; print s }' "$out/$id.2")
+aw=$(grep -o '^ERROR: Arena WRITE access at unmapped address 0x[0-9a-f]*' "$out/$id.2" | awk '{ print $NF }' |
+	python3 -c 'import sys; a = [int(x, 16) for x in sys.stdin]; print("%dx arena_write at %d addresses %s-%s, first %s" % (len(a), len(set(a)), hex(min(a)), hex(max(a)), hex(a[0])))')
 
 screen() { tmux capture-pane -p -t "$1"; }
 wait_for() {	# wait_for SESSION TEXT: up to 10 s
@@ -55,6 +66,17 @@ check_eq "writer row: type as bpftool says" "$(col "$id" TYPE)" \
 check "long name shown in full" bash -c "tmux capture-pane -p -t $S | grep -q ' a_program_name_longer_than_fifteen '"
 check "status line names the stream-write verdict" bash -c "tmux capture-pane -p -t $S | sed -n 2p | grep -q '^stream writes '"
 check "the faulting program sorts first" bash -c "tmux capture-pane -p -t $S | sed -n 4p | grep -q ' writer '"
+# Columns size to their content: at 170 columns KINDS is whole, not cut
+# mid-entry; a cell that does not fit says so with a mark.
+tmux resize-window -t "$S" -x 170 -y 32; sleep 0.8
+check "170 columns: KINDS whole ($kinds)" bash -c "[ -n '$kinds' ] && grep -qF ' $kinds ' <<<'$(row "$id")'"
+tmux resize-window -t "$S" -x 60 -y 32; sleep 0.8
+screen "$S" > "$out/60.txt"
+cut=$(col "$long" NAME)
+base=${cut%…}; [ "$base" != "$cut" ] || base=${cut%>}	# the mark: an ellipsis, '>' without UTF-8
+check "60 columns: the long name cut and marked as cut ($cut)" \
+	bash -c "[ '$base' != '$cut' ] && [ -n '$base' ] && [[ a_program_name_longer_than_fifteen == '$base'?* ]]"
+tmux resize-window -t "$S" -x 160 -y 32; sleep 0.8
 
 keys s
 check "s: sort by the next column (kinds)" bash -c "tmux capture-pane -p -t $S | grep -q 'KINDSv'"
@@ -75,19 +97,29 @@ keys g Enter
 check "Enter: detail with fault groups" bash -c "tmux capture-pane -p -t $S | grep -q '^FAULT GROUPS'"
 check "detail: the arena fault and its BPF source line" \
 	bash -c "tmux capture-pane -p -t $S | grep -q 'arena_fault+0x4f/0x78 demo.bpf.c:41'"
+check "detail: a group at two addresses is headed by both ($aw)" \
+	bash -c "tmux capture-pane -p -t $S | grep -qF -- '$aw (CPU'"
 keys q f
 check "f: follow view" bash -c "tmux capture-pane -p -t $S | grep -q '^following program $id writer'"
 keys g
 check "follow: escape sequence shown escaped, not interpreted" \
 	bash -c "tmux capture-pane -p -t $S | grep -qF 'stdout: \\x1b[31mred\\x1b[0m'"
 keys h
-check "h: help lists every key" bash -c "tmux capture-pane -p -t $S | grep -c -E '^  (Up, k|Down, j|Enter|f|/|s, >|<|r|Space, p|c|h, \\?|q, Esc|Q) ' | grep -qx 13"
+check "h: help lists every key" bash -c "tmux capture-pane -p -t $S | grep -c -E '^  (Up, k|Down, j|Enter|f|/|s, >|<|r|Space, p|c|S|h, \\?|q, Esc|Q) ' | grep -qx 14"
+keys G
+check "h: help says what statistics cost" bash -c "tmux capture-pane -p -t $S | grep -q 'cost every run of every program'"
 keys q q
 keys Space
 check "Space: paused" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q PAUSED"
 keys p
 keys c
 check_eq "c: counts cleared" "$(col "$id" FAULTS)" 0
+check "no statistics columns until S" bash -c "! tmux capture-pane -p -t $S | grep -q 'RUN/S'"
+keys S
+check "S: statistics columns and how they were turned on" \
+	bash -c "tmux capture-pane -p -t $S | grep -q 'RUN/S.*NS/RUN.*CPU%' && tmux capture-pane -p -t $S | head -n 1 | grep -q 'stats'"
+keys S
+check "S again: off" bash -c "! tmux capture-pane -p -t $S | grep -q 'RUN/S'"
 
 tmux resize-window -t "$S" -x 40 -y 10; sleep 0.8
 check "40x10: still drawn" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q '^bpfstderr top'"

@@ -42,6 +42,34 @@ check_eq "same place from two tasks and CPUs: one group of 2" \
 check_eq "another source line: its own group" \
 	"$(jq -r '.programs[0].groups[1].example.frames[] | select(.kind == "bpf") | .line' "$out/g.json")" 42
 
+# A group of faults at several addresses is headed by how many distinct
+# addresses and their range, never by one address for all of them; one
+# address for all is still named alone. The oracle is the dump itself.
+for a in 0x100e1b000 0x100e17000 0x100e1d000 0x100e17000; do
+	printf '%s\n\n' "$first" | sed -e "s/^ERROR: Arena READ access at unmapped address .*/ERROR: Arena WRITE access at unmapped address $a/"
+done > "$out/addrs.txt"
+printf '%s\n\n%s\n\n' "$first" "$first" >> "$out/addrs.txt"
+want=$(python3 -c '
+import re, sys
+a = [int(x, 16) for x in re.findall(r"^ERROR: Arena WRITE access at unmapped address (0x[0-9a-f]+)$", open(sys.argv[1]).read(), re.M)]
+print("  %dx arena_write at %d addresses %s-%s, first %s" % (len(a), len(set(a)), hex(min(a)), hex(max(a)), hex(a[0])))
+' "$out/addrs.txt")
+"$BPFSTDERR" report "$out/addrs.txt" > "$out/addrs.out" 2> /dev/null
+check_eq "group at several addresses: their count and range in the heading" \
+	"$(grep -o '^  [0-9]*x arena_write at [^(]*[^ (]' "$out/addrs.out")" "$want"
+check_eq "group at one address: that address alone" \
+	"$(grep -o '^  [0-9]*x arena_read at [^(]*[^ (]' "$out/addrs.out")" "  2x arena_read at 0xdeadbeef"
+"$BPFSTDERR" report --json "$out/addrs.txt" > "$out/addrs.json" 2> /dev/null
+check_eq "JSON: the group's addresses" \
+	"$(jq -c '.programs[].groups[] | select(.kind == "arena_write") | .addresses' "$out/addrs.json")" \
+	"$(python3 -c '
+import json, re, sys
+a = [int(x, 16) for x in re.findall(r"^ERROR: Arena WRITE access at unmapped address (0x[0-9a-f]+)$", open(sys.argv[1]).read(), re.M)]
+print(json.dumps({"distinct": len(set(a)), "distinct_truncated": False, "first": hex(a[0]), "min": hex(min(a)), "max": hex(max(a))}, separators=(",", ":")))
+' "$out/addrs.txt")"
+check_eq "JSON: no addresses for a group that is not an arena fault" \
+	"$("$BPFSTDERR" report --json "$up" 2> /dev/null | jq -c '[.programs[].groups[] | select(.kind == "may_goto_timeout") | .addresses] | unique')" "[null]"
+
 # Exit codes and errors.
 printf 'just a message\nanother\n' > "$out/msgs.txt"
 "$BPFSTDERR" report "$out/msgs.txt" > "$out/m.txt"; rc=$?
