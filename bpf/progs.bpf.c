@@ -94,6 +94,15 @@ static void read_stats(struct bpf_prog *prog, struct prog_rec *r)
 
 	if (!want_stats || nr_cpus > STATS_MAX_CPUS)
 		return;
+	/* another layout of the counters (32-bit u64_stats, a future kernel):
+	 * no statistics, and the rest of the record as always; the verifier
+	 * drops the unrelocated reads below as dead code
+	 */
+	st = NULL;
+	if (!bpf_core_field_exists(st->cnt.v.a.a.counter) ||
+	    !bpf_core_field_exists(st->nsecs.v.a.a.counter) ||
+	    !bpf_core_field_exists(st->misses.v.a.a.counter))
+		return;
 	base = (unsigned long)BPF_CORE_READ(prog, stats);
 	if (bpf_probe_read_kernel(&addr, sizeof(addr), (const void *)&map))
 		return;

@@ -109,8 +109,12 @@ static int put_clipped(int y, int x, const char *s, int width)
 			continue;
 		}
 		w = wcwidth(wc);
-		if (w < 0)
-			w = 1;
+		if (w < 0) {		/* a control character: never to the terminal */
+			addch('?');
+			used++;
+			s += n;
+			continue;
+		}
 		if (used + w > width)
 			break;
 		addnstr(s, n);
