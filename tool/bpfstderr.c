@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 	char prog_name[64];
 
 	argp_err_exit_status = EXIT_USAGE;
+	output_keep_stdout_errno();
 	atexit(close_stdout);
 	libbpf_set_print(libbpf_print);
 	if (argc < 2) {

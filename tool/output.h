@@ -42,6 +42,10 @@ void json_add_null(struct json_object *obj, const char *key);
  */
 int json_print(struct json_object *obj, FILE *f);
 
+/* Standard output, when not a terminal, becomes a stream that keeps the
+ * errno of its failed writes, for output_flush(). Called first in main().
+ */
+void output_keep_stdout_errno(void);
 /* Flushes f: 0, or -errno of a write to f that failed since the last
  * check (-EIO when that errno is gone; -EPIPE: the reader went away).
  */

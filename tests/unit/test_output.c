@@ -2,7 +2,11 @@
 /* Terminal escaping and UTF-8 validation of untrusted stream bytes. The
  * expected strings follow from the rules in output.h, byte by byte.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -140,6 +144,39 @@ static void test_json_controls(void)
 	json_object_put(o);
 }
 
+/* A write that fails before the last flush (output larger than stdio's
+ * buffer) is still named by its own errno: /dev/full answers ENOSPC to
+ * every write (the kernel's rule, the oracle). glibc's stdout keeps only
+ * an error flag, and said EIO when the failure left the buffer empty.
+ */
+static void test_stdout_errno(void)
+{
+	/* lines of 101 bytes: 41 of them (4141 bytes) made glibc's stdout fail
+	 * with its buffer empty at the last flush
+	 */
+	static const int lines[] = { 1, 40, 41, 82, 1000 };
+	int saved = dup(STDOUT_FILENO), full = open("/dev/full", O_WRONLY);
+	size_t i;
+	int n, err;
+
+	CHECK(saved >= 0 && full >= 0, "dup stdout, open /dev/full: %s", strerror(errno));
+	if (saved < 0 || full < 0)
+		return;
+	fflush(stdout);
+	dup2(full, STDOUT_FILENO);
+	output_keep_stdout_errno();
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		for (n = 0; n < lines[i]; n++)
+			printf("%0100d\n", n);
+		err = output_flush(stdout);
+		clearerr(stdout);
+		CHECK(err == -ENOSPC, "%d lines to /dev/full: %s, want ENOSPC", lines[i], strerror(-err));
+	}
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(full);
+}
+
 int main(void)
 {
 	test_escape();
@@ -147,5 +184,6 @@ int main(void)
 	test_utf8();
 	test_json_bytes();
 	test_json_controls();
+	test_stdout_errno();
 	return unit_done();
 }
