@@ -239,9 +239,7 @@ for a in "localhost" "127.0.0.1:0" "127.0.0.1:65536" "::1:9100" "[::1]9100" ":91
 done
 
 # -- 6. live: the leaked-capacity signal of real faults ------------------------------
-mkdir -p "$mnt"
-if mount -t bpf bpf "$mnt" && bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$mnt/cap"; then
-	oracle() { awk -v id="$1" '$1 == id { print $3 }' "$mnt/cap"; }
+if pin_capacity "$mnt"; then
 	start_holder L demo || { fail "load demo programs"; finish; }
 	check_refusals L
 	kind=""
@@ -251,7 +249,7 @@ if mount -t bpf bpf "$mnt" && bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capa
 	done
 	if [ -n "$kind" ]; then
 		holder_cmd L "fault $kind 5" > /dev/null
-		cap=$(oracle "$lid")
+		cap=$(capacity "$lid")
 		check "the iterator sees $kind reports charged to stderr ($cap bytes)" [ "${cap:-0}" -gt 0 ]
 		gauge() { promq "bpfstderr_stream_$1_bytes{prog_id=\"$lid\",stream=\"stderr\"}" | jq -r '.data.result[0].value[1]'; }
 		accounted_is_cap() { [ "$(gauge accounted)" = "$cap" ]; }
@@ -261,9 +259,9 @@ if mount -t bpf bpf "$mnt" && bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capa
 			check_eq "nothing lost" "$(gauge lost)" 0
 		else
 			check_eq "Prometheus: lost bytes = the iterator's capacity (reports dropped here)" \
-				"$(gauge lost)" "$(oracle "$lid")"
+				"$(gauge lost)" "$(capacity "$lid")"
 			holder_cmd L "fault $kind 5" > /dev/null
-			cap=$(oracle "$lid")
+			cap=$(capacity "$lid")
 			check "after 5 more faults the capacity grew" [ "$cap" -gt "$(gauge lost)" ]
 			lost_is_cap() { [ "$(gauge lost)" = "$cap" ]; }
 			check "Prometheus: lost bytes grew with it" wait_until 30 lost_is_cap
