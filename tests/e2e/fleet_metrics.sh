@@ -131,10 +131,10 @@ check_eq "the program's name and tag labels are bpftool's" \
 	"$(promq "bpfstderr_messages_total{prog_id=\"$id\",stream=\"stdout\"}" | jq -r '.data.result[0].metric | .prog_name + " " + .prog_tag')" \
 	"$(bpftool prog show id "$id" -j | jq -r '.name + " " + .tag')"
 # bpftool's count less record's own iterators (the prog_id lines of its
-# fdinfo), the same before and after the scrape
+# fdinfo: a link names its program too), the same before and after the scrape
 programs_match() {
 	local b1 s b2
-	own=$(cat /proc/"$REC_PID"/fdinfo/* 2>/dev/null | grep -c '^prog_id:')
+	own=$(cat /proc/"$REC_PID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u | wc -l)
 	b1=$(bpftool prog show -j | jq length); sleep 0.5
 	s=$(scrape | awk '$1 == "bpfstderr_programs" { print $2 }')
 	b2=$(bpftool prog show -j | jq length)
