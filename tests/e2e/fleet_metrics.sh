@@ -4,7 +4,8 @@
 # per-kind fault counts as `report --json` on the same journal and as the
 # fixture's own "ERROR:" headers; promtool check metrics passes on the text
 # format, prometheus_client's OpenMetrics parser on OpenMetrics; counters
-# start from the journal again after a restart and are never lower;
+# start from the journal again after a restart and are never lower, nor
+# go down when retention prunes the journal under them;
 # unloaded programs' series leave after --metrics-keep; a bad address
 # fails before anything is read (the shim's record of what it served).
 # Live: real faulting demo programs; the accounted and lost bytes Prometheus
@@ -200,7 +201,9 @@ before=$(prom_faults "$id")
 cycles_reset() { [ "$(promq 'resets(bpfstderr_drain_cycle_seconds_count[5m])' | jq -r '.data.result[0].value[1]')" -ge 1 ]; }
 kill -TERM "$REC_PID"; wait "$REC_PID"; rc=$?; REC_PID=""
 check_eq "record ends 0 on SIGTERM" "$rc" 0
-shim "$d" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" --metrics-keep 1s 2>> "$t/rec.err" & REC_PID=$!
+# retention by age (checked every 10 s) will prune every event under it
+shim "$d" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" --metrics-keep 1s \
+	--max-age 1s 2>> "$t/rec.err" & REC_PID=$!
 check "Prometheus scraped the restarted record (its cycle count reset)" wait_until 60 cycles_reset
 sleep 2
 check_eq "after the restart: the same per-kind counts" "$(prom_faults "$id")" "$before"
@@ -209,6 +212,12 @@ check_eq "no counter of the program went backwards over the restart (resets() = 
 check "with --metrics-keep 1s the unloaded program's series leave" \
 	wait_until 20 bash -c "! curl -sf http://127.0.0.1:$MP/metrics | grep -q 'prog_id=\"$gone\"'"
 check "... and the loaded program's stay" has_series "$id"
+pruned() { [ "$(report_faults "$id")" = "" ] || [ "$(report_faults "$id")" = "{}" ]; }
+check "retention pruned the program's faults from the journal (report --json)" wait_until 60 pruned
+sleep 2
+check_eq "Prometheus's counts did not go down with them" "$(prom_faults "$id")" "$before"
+check_eq "... nor reset" \
+	"$(promq "max(resets(bpfstderr_faults_total{prog_id=\"$id\"}[5m]))" | jq -r '.data.result[0].value[1]')" 0
 check_eq "record said nothing" "$(cat "$t/rec.err")" ""
 
 # -- 5. bad addresses fail before any read -----------------------------------------
