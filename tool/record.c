@@ -127,7 +127,9 @@ int do_record(int argc, char **argv)
 		       "Views (follow, report, top) read the journal, so they show what record "
 		       "drained. The limits are stored in the journal and every writer applies them. "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
-		       "the bytes) and record says so once, then carries on when there is room.",
+		       "the bytes) and record says so once, then carries on when there is room. "
+		       "With --metrics-address, Prometheus metrics at /metrics: see METRICS in "
+		       "bpfstderr(8).",
 	};
 	struct session_opts o = {
 		.what = "recording", .journal_required = true,
