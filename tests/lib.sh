@@ -106,6 +106,17 @@ prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
 	awk -v n="$2" '$2 == n { print $1; exit }' <<<"${!progs}"
 }
 
+# pin_capacity DIR: mount a bpffs at DIR and pin there the independent
+# iterator (bpftool iter pin) that prints each program's stream capacity;
+# then capacity ID prints a program's stderr capacity. The caller unpins
+# (rm DIR/cap) and unmounts.
+pin_capacity() {
+	CAPACITY_PIN=$1/cap
+	mkdir -p "$1" && mount -t bpf bpf "$1" &&
+		bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$CAPACITY_PIN"
+}
+capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
+
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

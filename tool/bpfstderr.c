@@ -48,8 +48,9 @@ static void usage(FILE *f)
 		   "  3  permission: a needed capability is missing (CAP_SYS_ADMIN), or the\n"
 		   "     kernel refused a BPF call although it is held (the message says which)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
-		   "  5  any other error, among them a journal refused or not writable,\n"
-		   "     or standard output that cannot be written (| head is not one)\n"
+		   "  5  any other error, among them a journal refused or not writable, a\n"
+		   "     metrics address that cannot be listened on, or standard output\n"
+		   "     that cannot be written (| head is not one)\n"
 		   "  6  a program given on the command line does not exist\n",
 		bin_name);
 }

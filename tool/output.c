@@ -208,6 +208,40 @@ static char *base64(const unsigned char *s, size_t len)
 	return out;
 }
 
+/* Code points that become U+FFFD in a label value: invalid UTF-8 and what
+ * a terminal acts on (the formats cannot escape them; a scrape may be
+ * read with curl on a terminal).
+ */
+static bool label_replaced(const unsigned char *s, int n)
+{
+	if (!n)
+		return true;
+	if (n == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	return cp_is_control(utf8_decode(s, n));
+}
+
+int fput_label_value(FILE *f, const void *buf, size_t len)
+{
+	const unsigned char *s = buf;
+	size_t i = 0;
+	int n, rc = 0;
+
+	while (i < len && rc >= 0) {
+		n = utf8_seq_len(s + i, len - i);
+		if (s[i] == '\\' || s[i] == '"')
+			rc = fprintf(f, "\\%c", s[i]);
+		else if (s[i] == '\n')
+			rc = fputs("\\n", f);
+		else if (label_replaced(s + i, n))
+			rc = fputs("\xef\xbf\xbd", f);	/* U+FFFD */
+		else
+			rc = fwrite(s + i, 1, n, f) == (size_t)n ? 0 : -1;
+		i += n ? n : 1;
+	}
+	return rc < 0 ? -EIO : 0;
+}
+
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len)
 {
 	char b64key[64];

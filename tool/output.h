@@ -36,6 +36,14 @@ void json_add_int(struct json_object *obj, const char *key, long long v);
 void json_add_bool(struct json_object *obj, const char *key, bool v);
 void json_add_null(struct json_object *obj, const char *key);
 
+/* A label value of the Prometheus text format and OpenMetrics (they escape
+ * alike): backslash, double quote and newline escaped, invalid UTF-8 as
+ * U+FFFD, so that any bytes make a valid exposition; control bytes, C1
+ * controls and bidi overrides, which neither format can escape and a
+ * terminal would act on, become U+FFFD too. 0, or -EIO.
+ */
+int fput_label_value(FILE *f, const void *buf, size_t len);
+
 /* One JSON value on one line, safe to cat to a terminal: DEL, C1 controls
  * and bidi overrides escaped as \uNNNN, invalid UTF-8 as U+FFFD. 0, or
  * -errno of the failed write.
