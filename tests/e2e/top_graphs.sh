@@ -92,8 +92,9 @@ rates = [c[1] / ((c[0] - p[0]) / 1e9) for p, c in zip(cycles, cycles[1:])]
 print("%g %g %g %d" % (min(rates), statistics.median(rates), max(rates), len(rates)) if rates else "0 0 0 0")
 EOF
 }
-# within MAX MIN MEDIAN HIGHEST: the label is no higher than any rate
-# served (5% for where each clock was read) and no lower than the usual one
+# within MAX MIN MEDIAN HIGHEST: the label is no higher than the highest
+# rate served and no lower than the usual one (5% for where each clock was
+# read: top's at the end of its tick, the shim's at the read)
 within() {
 	python3 -c 'import sys; m, lo, med, hi = map(float, sys.argv[1:]); sys.exit(not (0.95 * med <= m <= 1.05 * hi and m > 0))' "$@"
 }
