@@ -718,9 +718,9 @@ static void print_help(FILE *f)
 		   "reads (tens of ns), and top three reads per CPU and program per refresh;\n"
 		   "with kernel.bpf_stats_enabled already 1 top uses them as they are.\n"
 		   "\nThe detail (Enter) graphs the program's last minutes: faults/s, messages/s\n"
-		   "and, with S, runs/s and ns/run; one slot per refresh (per second below\n"
-		   "-d 1, so 5 minutes then; 300 refreshes above), each graph from 0 up to its\n"
-		   "max, newest at the right; a flat line is 0, nothing is before top saw it.\n"
+		   "and, with S, runs/s and ns/run, newest at the right, each from 0 up to the\n"
+		   "max in its label. 300 slots of one interval (of 1 s when -d is shorter: 5\n"
+		   "minutes at -d 1); a flat line is 0, blank is before top saw the program.\n"
 		   "Braille dots with UTF-8, '.' and '|' without.\n",
 		MB_CUR_MAX > 1 ? "\u2026" : ">");
 }
