@@ -16,6 +16,9 @@ TEST_ROOT=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
 export BPFSTDERR_JOURNAL=$TEST_ROOT/journal.db
 # ... and a symbolization cache of its own, never /var/cache/bpfstderr.
 export BPFSTDERR_CACHE_DIR=$TEST_ROOT/cache
+# ... and a tmux server of its own: a pane takes its environment from the
+# server, so a shared one would run top on another test's journal.
+export TMUX_TMPDIR=$TEST_ROOT
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
