@@ -146,6 +146,7 @@ int list_progs(struct bpf_iter__bpf_prog *ctx)
 	if (!prog)
 		return 0;
 	aux = BPF_CORE_READ(prog, aux);
+	r.aux_addr = (unsigned long)aux;
 	r.id = BPF_CORE_READ(aux, id);
 	r.type = BPF_CORE_READ(prog, type);
 	r.load_time = BPF_CORE_READ(aux, load_time);

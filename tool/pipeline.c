@@ -36,6 +36,7 @@ struct pipeline {
 	struct drainer *drainer;
 	struct tracked **t;		/* sorted by id */
 	size_t cnt;
+	unsigned long long gen;		/* of the last list drained (progs__refresh) */
 	struct tracked **gone;		/* forgotten this cycle */
 	size_t ngone;
 	const struct prog_list *now;	/* during a cycle */
@@ -477,18 +478,67 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	return err ? err : got;
 }
 
+static int cmp_tracked_id(const void *key, const void *elem)
+{
+	__u32 id = *(const __u32 *)key, other = (*(struct tracked *const *)elem)->p.ident.id;
+
+	return id < other ? -1 : id > other;
+}
+
+/* The list drained last cycle, unchanged (progs__refresh()): the same
+ * programs are tracked, and only the active ones have anything to read.
+ */
+static bool same_list(const struct pipeline *pl, const struct prog_list *now)
+{
+	return now->gen && now->gen == pl->gen;
+}
+
+/* The i-th program a cycle looks at: every one, or the active ones. */
+static const struct prog *nth_prog(const struct prog_list *now, bool active, size_t i)
+{
+	return &now->progs[active ? now->active[i] : i];
+}
+
+static long drain_active(struct pipeline *pl, const struct prog_list *now, bool may_read)
+{
+	long total = 0, got, err = 0;
+	const struct prog *p;
+	struct tracked **t;
+	size_t i;
+
+	for (i = 0; i < now->cnt_active; i++) {
+		p = nth_prog(now, true, i);
+		t = bsearch(&p->ident.id, pl->t, pl->cnt, sizeof(*pl->t), cmp_tracked_id);
+		if (!t)
+			continue;	/* not selected */
+		memset((*t)->log, 0, sizeof((*t)->log));
+		if (!may_read || err)
+			continue;
+		got = drain_one(pl, *t, p);
+		if (got < 0)
+			err = got;
+		else
+			total += got;
+	}
+	return err ?: total;
+}
+
 /* The drain itself: programs gone since the last cycle are forgotten,
  * every selected one with bytes accounted is read (when may_read). After
  * an error nothing more is read: with a journal, its transaction is lost.
  */
 static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may_read)
 {
-	struct tracked **next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
+	struct tracked **next;
 	size_t i, o = 0, n = 0;
 	long total = 0, got, err = 0;
 
+	if (same_list(pl, now))
+		return drain_active(pl, now, may_read);
+	next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
 	if (!next)
 		return -ENOMEM;
+	pl->gen = now->gen;
 	for (i = 0; i < now->cnt; i++) {
 		const struct prog *p = &now->progs[i];
 		struct tracked *t = NULL;
@@ -595,11 +645,15 @@ static int stops_at_unloaded(const struct jprog *jp, void *ctx)
 /* Is there anything to write? Reads only, so an idle cycle takes no lock. */
 static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 {
+	bool active = now->gen;	/* from progs__refresh(): active is indexed */
+	const struct prog *p;
 	size_t i;
 
-	for (i = 0; i < now->cnt; i++)
-		if (streams_to_read(pl, &now->progs[i]) && pl->ops.select(&now->progs[i], pl->ops.ctx))
+	for (i = 0; i < (active ? now->cnt_active : now->cnt); i++) {
+		p = nth_prog(now, active, i);
+		if (streams_to_read(pl, p) && pl->ops.select(p, pl->ops.ctx))
 			return true;
+	}
 	return journal__pending_list(pl->ops.journal, stops_at_due_tail, pl) > 0 ||
 	       journal__live_progs(pl->ops.journal, stops_at_unloaded, pl) > 0;
 }
@@ -825,16 +879,11 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 {
-	struct prog_list l = {};
-	long got;
+	const struct prog_list *l;
 	int err;
 
-	err = progs__snapshot(progs, &l, 0);
-	if (err)
-		return err;
-	got = pipeline__cycle(pl, &l);
-	prog_list__free(&l);
-	return got;
+	err = progs__refresh(progs, &l, 0);
+	return err ?: pipeline__cycle(pl, l);
 }
 
 /* Bytes kept from a failed commit get one more transaction of their own. */

@@ -214,16 +214,15 @@ static void account_drained(struct top_ctx *c)
 static int tick(struct top_model *m, void *ctx)
 {
 	struct top_ctx *c = ctx;
-	struct prog_list l = {};
+	const struct prog_list *l;
 	long got;
 	int err;
 
-	err = progs__snapshot(c->s->progs, &l, PROGS_OWNERS);
+	err = progs__refresh(c->s->progs, &l, PROGS_OWNERS);
 	if (err)
 		return err;
-	top_model__refresh(m, &l);
-	got = pipeline__cycle(c->s->pl, &l);
-	prog_list__free(&l);
+	top_model__refresh(m, l);
+	got = pipeline__cycle(c->s->pl, l);
 	if (got < 0)
 		return got;
 	account_drained(c);
