@@ -3,7 +3,9 @@
 # SECONDS (default 30), as a share of
 # one core: with N idle programs (default 1000), then with an injected
 # fault stream (100 reports a second appended to a fixture that the test
-# shim serves for one real program). Needs root and tmux.
+# shim serves for one real program). Needs root and tmux. Each figure says
+# in how many of the seconds programs were loaded or unloaded (by anyone):
+# those make top walk every program and look up owners again.
 # usage: bench/top_cpu.sh [N] [SECONDS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -30,10 +32,14 @@ measure() {	# measure LABEL: CPU share of top over $secs
 		"BPFSTDERR_JOURNAL=$dir/journal.db LD_PRELOAD=build/tests/libstreamshim.so BPFSTDERR_SHIM_DIR=$dir exec build/bpfstderr top -d 1"
 	sleep 4
 	pid=$(tmux display-message -p -t "$sess" '#{pane_pid}')	# this top, not another
+	# programs others load or unload meanwhile make top walk every program
+	build/bench/drain_cycle churn "$secs" > "$dir/churn" &
 	t0=$(ticks "$pid"); sleep "$secs"; t1=$(ticks "$pid")
+	wait $!
 	tmux kill-session -t "$sess"
 	pct=$(awk -v d=$((t1 - t0)) -v s="$secs" 'BEGIN { printf "%.3f", d / 1e6 / s * 100 }')
-	printf '%-44s %6.3f%% of one core (%d ms in %d s)\n' "$1" "$pct" $(((t1 - t0) / 1000)) "$secs"
+	printf '%-44s %6.3f%% of one core (%d ms in %d s; programs came or went in %s of the seconds)\n' \
+		"$1" "$pct" $(((t1 - t0) / 1000)) "$secs" "$(cat "$dir/churn")"
 }
 
 : > "$dir/$id.2"

@@ -437,33 +437,74 @@ static bool watch_walked(struct progs *p)
 	return watch__remember(p->watch, recs, n);
 }
 
-/* A whole new list in the cache, with owners read again (owners) or
- * carried over from the old one (keep: the same programs).
+static bool owners_stale(const struct progs *p)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return !p->cached_owners || now.tv_sec - p->owners_at.tv_sec >= PROGS_OWNERS_MAX_AGE;
+}
+
+/* A program in l the cached list lacks: its owners are unknown. */
+static bool has_new(const struct prog_list *l, struct prog_list *old)
+{
+	const struct prog *q;
+	size_t i;
+
+	for (i = 0; i < l->cnt; i++) {
+		q = find_mut(old, l->progs[i].ident.id);
+		if (!q || !prog_ident__same(&q->ident, &l->progs[i].ident))
+			return true;
+	}
+	return false;
+}
+
+/* Owners for a new list: read again when a program is new to us or the
+ * last read is PROGS_OWNERS_MAX_AGE old, else carried over program by
+ * program (one that went took its owners along).
  */
-static int refresh_all(struct progs *p, bool owners, bool keep)
+static int list_owners(struct progs *p, struct prog_list *l)
+{
+	int err;
+
+	if (p->cached_owners && !owners_stale(p) && !has_new(l, &p->cache)) {
+		keep_owners(l, &p->cache);
+		return 0;
+	}
+	err = read_owners(p) ?: attach_read_owners(p, l);
+	if (err)
+		return err;
+	swap_bufs(&p->owner_buf, &p->owner_prev);
+	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
+	p->cached_owners = true;
+	return 0;
+}
+
+/* A whole new list in the cache; owners when asked. */
+static int refresh_all(struct progs *p, bool owners)
 {
 	struct prog_list l = {};
 	int err;
 
 	p->watching = false;
-	err = progs__snapshot(p, &l, owners ? PROGS_OWNERS : 0);
+	err = progs__snapshot(p, &l, 0);
 	err = err ?: index_active(&l);
-	if (err) {
-		prog_list__free(&l);
-		return err;
-	}
+	if (err)
+		goto err_free;
 	p->watching = watch_walked(p);
-	if (owners) {
-		swap_bufs(&p->owner_buf, &p->owner_prev);
-		clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
-	} else if (keep) {
-		keep_owners(&l, &p->cache);
-	}
-	p->cached_owners = owners || keep;
+	p->cached_owners = p->cached_owners && owners;
+	err = owners ? list_owners(p, &l) : 0;
+	if (err)
+		goto err_free;
 	prog_list__free(&p->cache);
 	p->cache = l;
 	p->cache.gen = ++last_gen;
 	return 0;
+
+err_free:
+	p->cached_owners = false;
+	prog_list__free(&l);
+	return err;
 }
 
 /* The same programs: owners read again, a new gen only when they differ. */
@@ -484,39 +525,30 @@ static int refresh_owners(struct progs *p)
 			     p->owner_prev.len / sizeof(struct owner_rec));
 }
 
-static bool owners_stale(const struct progs *p)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return !p->cached_owners || now.tv_sec - p->owners_at.tv_sec >= PROGS_OWNERS_MAX_AGE;
-}
 
 /* Is the cached list still the kernel's? The perf rings are emptied
  * first, so that a program that comes during the check or the walk after
  * it is told at the next refresh.
  */
-static int list_changed(struct progs *p, bool *came_went)
+static int list_changed(struct progs *p)
 {
-	*came_went = watch__came_went(p->watch) || !p->cached;
-	if (*came_went || !p->watching)
+	if (watch__came_went(p->watch) || !p->cached || !p->watching)
 		return 1;
 	return watch__changed(p->watch);
 }
 
 int progs__refresh(struct progs *p, const struct prog_list **out, unsigned int flags)
 {
-	bool came_went = true, owners = flags & PROGS_OWNERS;
+	bool owners = flags & PROGS_OWNERS;
 	int changed = 1, err;
 
 	progs__watch(p);
 	if (p->watch)
-		changed = list_changed(p, &came_went);
+		changed = list_changed(p);
 	if (changed < 0)
 		err = changed;
 	else if (changed)
-		err = refresh_all(p, owners && (came_went || owners_stale(p)),
-				  p->cached_owners && !came_went);
+		err = refresh_all(p, owners);
 	else
 		err = owners && owners_stale(p) ? refresh_owners(p) : 0;
 	if (err) {

@@ -327,12 +327,66 @@ static void check_changed(unsigned long long was, unsigned long long now, const 
 	CHECK(was != now, "%s: a new list (gen %llu, %llu)", what, was, now);
 }
 
+/* A child holding an fd of id until it reads from *to; its pid. */
+static pid_t hold_fd(__u32 id, int *to)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) < 0 || fd < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	*to = pipefd[1];
+	return pid;
+}
+
+/* Owners are looked up when programs come, and at least every
+ * PROGS_OWNERS_MAX_AGE seconds: a process that takes an fd of a listed
+ * program shows within that time. The child holds it until *to closes.
+ */
+static pid_t check_new_owner(struct progs *r, struct progs *p, __u32 id, int *to)
+{
+	unsigned long long gen;
+	const struct prog_list *l;
+	const struct prog *a;
+	pid_t pid;
+
+	pid = hold_fd(id, to);
+	CHECK(pid > 0, "a child holds program %u", id);
+	if (pid <= 0)
+		return pid;
+	sleep(PROGS_OWNERS_MAX_AGE + 1);
+	refresh_agrees(r, p, id, true, &gen, "a second owner, after PROGS_OWNERS_MAX_AGE");
+	a = progs__refresh(r, &l, PROGS_OWNERS) ? NULL : prog_list__find(l, id);
+	CHECK(a && a->owner_cnt == 2, "program %u: 2 owners (%d)", id, a ? a->owner_cnt : -1);
+	return pid;
+}
+
+static void release(pid_t pid, int to)
+{
+	if (pid <= 0)
+		return;
+	close(to);
+	waitpid(pid, NULL, 0);
+}
+
 static void test_refresh(struct progs *p, bool watch)
 {
 	unsigned long long g0 = 0, g1 = 0;
 	struct writer_bpf *w, *w2;
-	int model = 0, out = 0;
+	int model = 0, out = 0, to = -1;
 	struct progs *r;
+	pid_t child = 0;
 	char buf[4096];
 	__u32 id, id2;
 
@@ -359,6 +413,8 @@ static void test_refresh(struct progs *p, bool watch)
 	refresh_agrees(r, p, id, true, &g0, "loaded");
 	refresh_agrees(r, p, id, true, &g1, "idle after the load");
 	check_unchanged(r, g0, g1, "idle after the load");
+	if (watch)
+		child = check_new_owner(r, p, id, &to);
 	run_writes(w, STREAM_STDERR, 10, 37, &model);
 	refresh_agrees(r, p, id, true, &g0, "370 bytes written to stderr");
 	check_changed(g1, g0, "written to");
@@ -370,6 +426,7 @@ static void test_refresh(struct progs *p, bool watch)
 	while (stream_read_fd(bpf_program__fd(w->progs.writer), STREAM_STDERR, buf, sizeof(buf)) > 0)
 		;
 	refresh_agrees(r, p, id, true, &g1, "stderr read");
+	release(child, to);
 	unload(w, id);
 	refresh_agrees(r, p, id, false, &g0, "unloaded");
 	check_changed(g1, g0, "unloaded");
