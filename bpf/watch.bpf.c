@@ -55,7 +55,7 @@ static long check_one(__u32 i, void *ctx)
 }
 
 SEC("syscall")
-int check(void *ctx)
+int watch_check(void *ctx)
 {
 	changed = 0;
 	bpf_loop(nr_slots, check_one, NULL, 0);

@@ -108,7 +108,7 @@ int watch__open(struct watch **out)
 		err = -errno;
 		goto err_free;
 	}
-	w->prog_id = prog_id_of(bpf_program__fd(w->skel->progs.check));
+	w->prog_id = prog_id_of(bpf_program__fd(w->skel->progs.watch_check));
 	err = rings_open(w);
 	if (err)
 		goto err_close;
@@ -183,7 +183,7 @@ int watch__changed(struct watch *w)
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err;
 
-	err = bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.check), &opts);
+	err = bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.watch_check), &opts);
 	if (err)
 		return -errno;
 	return w->skel->bss->changed != 0;
