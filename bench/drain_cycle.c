@@ -12,8 +12,9 @@
  *   drain_cycle N [CYCLES [JOURNAL_DIR]]
  *   drain_cycle naive-1hz SECS	(the naive reader once a second over the
  *				 programs loaded now: its share of a core)
- *   drain_cycle churn SECS	(of SECS seconds, how many saw a program
- *				 loaded or unloaded: what makes a cycle walk)
+ *   drain_cycle churn SECS	(for each of SECS seconds, 1 when a program
+ *				 was loaded or unloaded in it: what makes a
+ *				 cycle walk, else 0)
  */
 #include <errno.h>
 #include <string.h>
@@ -128,21 +129,20 @@ static double walk_cycles(struct drainer *drainer, int cycles)
 	return t;
 }
 
+/* One line a second: 1 when a program came or went in it, else 0. */
 static int churn(int secs)
 {
 	struct watch *w;
-	int i, busy = 0;
+	int i;
 
-	if (watch__open(&w)) {
-		printf("-\n");
+	if (watch__open(&w))
 		return 1;
-	}
 	watch__came_went(w);
 	for (i = 0; i < secs; i++) {
 		sleep(1);
-		busy += watch__came_went(w);
+		printf("%d\n", watch__came_went(w));
+		fflush(stdout);
 	}
-	printf("%d\n", busy);
 	watch__close(w);
 	return 0;
 }

@@ -503,18 +503,18 @@ static long drain_active(struct pipeline *pl, const struct prog_list *now, bool 
 {
 	long total = 0, got, err = 0;
 	const struct prog *p;
-	struct tracked **t;
+	struct tracked *t;
 	size_t i;
 
 	for (i = 0; i < now->cnt_active; i++) {
 		p = nth_prog(now, true, i);
-		t = bsearch(&p->ident.id, pl->t, pl->cnt, sizeof(*pl->t), cmp_tracked_id);
+		t = pipeline__find(pl, p->ident.id);
 		if (!t)
 			continue;	/* not selected */
-		memset((*t)->log, 0, sizeof((*t)->log));
+		memset(t->log, 0, sizeof(t->log));
 		if (!may_read || err)
 			continue;
-		got = drain_one(pl, *t, p);
+		got = drain_one(pl, t, p);
 		if (got < 0)
 			err = got;
 		else
@@ -918,6 +918,13 @@ int pipeline__flush(struct pipeline *pl)
 	for (i = 0; i < pl->cnt; i++)
 		err = err ?: tracked_flush(pl->t[i]);
 	return err ?: pl->ops.journal ? flush_kept(pl) : 0;
+}
+
+struct tracked *pipeline__find(struct pipeline *pl, __u32 id)
+{
+	struct tracked **t = bsearch(&id, pl->t, pl->cnt, sizeof(*pl->t), cmp_tracked_id);
+
+	return t ? *t : NULL;
 }
 
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out)

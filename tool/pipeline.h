@@ -86,6 +86,8 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
 int pipeline__flush(struct pipeline *pl);
 /* Tracked programs, sorted by id; valid until the next cycle. */
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out);
+/* The tracked program with this id, or NULL. */
+struct tracked *pipeline__find(struct pipeline *pl, __u32 id);
 void pipeline__free(struct pipeline *pl);
 
 #endif

@@ -22,7 +22,7 @@ struct progs {
 	struct progs_bpf *skel;
 	struct bpf_link *prog_link;
 	struct bpf_link *owner_link;
-	__u32 self_ids[2];		/* our own iterators, not shown */
+	__u32 self_ids[3];		/* our own iterators and check, not shown */
 	struct iter_buf prog_buf;
 	struct iter_buf owner_buf;
 	bool want_stats;
@@ -316,8 +316,7 @@ static int attach_read_owners(struct progs *p, struct prog_list *l)
 
 bool progs__own(const struct progs *p, __u32 id)
 {
-	return id == p->self_ids[0] || id == p->self_ids[1] ||
-	       (p->watch && id == watch__prog_id(p->watch));
+	return id == p->self_ids[0] || id == p->self_ids[1] || id == p->self_ids[2];
 }
 
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
@@ -370,6 +369,8 @@ int progs__watch(struct progs *p)
 		p->watch_err = -ECANCELED;
 	else
 		p->watch_err = watch__open(&p->watch);
+	if (p->watch)
+		p->self_ids[2] = prog_fd_id(watch__prog_fd(p->watch));
 	return p->watch_err;
 }
 

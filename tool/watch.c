@@ -27,7 +27,6 @@ struct cpu_ring {
 
 struct watch {
 	struct watch_bpf *skel;
-	__u32 prog_id;
 	struct cpu_ring *rings;
 	int nr_rings;
 	size_t map_len;
@@ -88,14 +87,6 @@ static int rings_open(struct watch *w)
 	return err;
 }
 
-static __u32 prog_id_of(int fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 int watch__open(struct watch **out)
 {
 	struct watch *w = calloc(1, sizeof(*w));
@@ -108,7 +99,6 @@ int watch__open(struct watch **out)
 		err = -errno;
 		goto err_free;
 	}
-	w->prog_id = prog_id_of(bpf_program__fd(w->skel->progs.watch_check));
 	err = rings_open(w);
 	if (err)
 		goto err_close;
@@ -132,9 +122,9 @@ void watch__close(struct watch *w)
 	free(w);
 }
 
-__u32 watch__prog_id(const struct watch *w)
+int watch__prog_fd(const struct watch *w)
 {
-	return w->prog_id;
+	return bpf_program__fd(w->skel->progs.watch_check);
 }
 
 /* Records are not parsed: any is a change. The tail moves to the head
@@ -183,7 +173,7 @@ int watch__changed(struct watch *w)
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err;
 
-	err = bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.watch_check), &opts);
+	err = bpf_prog_test_run_opts(watch__prog_fd(w), &opts);
 	if (err)
 		return -errno;
 	return w->skel->bss->changed != 0;

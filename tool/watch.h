@@ -18,8 +18,8 @@ struct prog_rec;
 
 int watch__open(struct watch **out);
 void watch__close(struct watch *w);
-/* The check program's id: ours, not shown. */
-__u32 watch__prog_id(const struct watch *w);
+/* The check program: ours, not shown. */
+int watch__prog_fd(const struct watch *w);
 /* Did a program come or go since the last call? */
 bool watch__came_went(struct watch *w);
 /* What a walk saw, for watch__changed(); false when there are more
