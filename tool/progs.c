@@ -396,7 +396,7 @@ static int index_active(struct prog_list *l)
 }
 
 /* The owners found for the cached list move to the new one, program by
- * program: no program came or went, only their accounting changed.
+ * program: those of a program that went stay behind, to be freed.
  */
 static void keep_owners(struct prog_list *to, struct prog_list *from)
 {
@@ -508,7 +508,9 @@ err_free:
 	return err;
 }
 
-/* The same programs: owners read again, a new gen only when they differ. */
+/* The same programs: owners read again, a new gen only when they differ
+ * from those the cached list has.
+ */
 static int refresh_owners(struct progs *p)
 {
 	int err = read_owners(p);
@@ -516,16 +518,16 @@ static int refresh_owners(struct progs *p)
 	if (err)
 		return err;
 	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
-	if (p->owner_buf.len == p->owner_prev.len &&
+	if (p->cached_owners && p->owner_buf.len == p->owner_prev.len &&
 	    !memcmp(p->owner_buf.data, p->owner_prev.data, p->owner_buf.len))
 		return 0;
 	swap_bufs(&p->owner_buf, &p->owner_prev);
 	detach_owners(&p->cache);
 	p->cache.gen = ++last_gen;
+	p->cached_owners = true;
 	return attach_owners(&p->cache, (const struct owner_rec *)p->owner_prev.data,
 			     p->owner_prev.len / sizeof(struct owner_rec));
 }
-
 
 /* Is the cached list still the kernel's? The perf rings are emptied
  * first, so that a program that comes during the check or the walk after
@@ -553,7 +555,8 @@ int progs__refresh(struct progs *p, const struct prog_list **out, unsigned int f
 	else
 		err = owners && owners_stale(p) ? refresh_owners(p) : 0;
 	if (err) {
-		p->cached = false;	/* the next refresh reads everything */
+		/* the next refresh reads everything */
+		p->cached = p->cached_owners = false;
 		return err;
 	}
 	p->cached = true;
