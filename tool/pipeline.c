@@ -499,9 +499,27 @@ static const struct prog *nth_prog(const struct prog_list *now, bool active, siz
 	return &now->progs[active ? now->active[i] : i];
 }
 
+/* A tracked program's turn in a cycle: this cycle's log emptied, its
+ * streams read unless reads are not allowed or stopped at an error.
+ */
+static void drain_turn(struct pipeline *pl, struct tracked *t, const struct prog *p, bool may_read,
+		       long *total, long *err)
+{
+	long got;
+
+	memset(t->log, 0, sizeof(t->log));
+	if (!may_read || *err)
+		return;
+	got = drain_one(pl, t, p);
+	if (got < 0)
+		*err = got;
+	else
+		*total += got;
+}
+
 static long drain_active(struct pipeline *pl, const struct prog_list *now, bool may_read)
 {
-	long total = 0, got, err = 0;
+	long total = 0, err = 0;
 	const struct prog *p;
 	struct tracked *t;
 	size_t i;
@@ -509,16 +527,8 @@ static long drain_active(struct pipeline *pl, const struct prog_list *now, bool 
 	for (i = 0; i < now->cnt_active; i++) {
 		p = nth_prog(now, true, i);
 		t = pipeline__find(pl, p->ident.id);
-		if (!t)
-			continue;	/* not selected */
-		memset(t->log, 0, sizeof(t->log));
-		if (!may_read || err)
-			continue;
-		got = drain_one(pl, t, p);
-		if (got < 0)
-			err = got;
-		else
-			total += got;
+		if (t)	/* else not selected */
+			drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	return err ?: total;
 }
@@ -531,7 +541,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 {
 	struct tracked **next;
 	size_t i, o = 0, n = 0;
-	long total = 0, got, err = 0;
+	long total = 0, err = 0;
 
 	if (same_list(pl, now))
 		return drain_active(pl, now, may_read);
@@ -562,14 +572,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		if (!t)
 			continue;
 		next[n++] = t;
-		memset(t->log, 0, sizeof(t->log));
-		if (!may_read || err)
-			continue;
-		got = drain_one(pl, t, p);
-		if (got < 0)
-			err = got;
-		else
-			total += got;
+		drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	while (o < pl->cnt)
 		forget(pl, pl->t[o++]);
