@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-/* CPU cost of one drain cycle over N idle programs: bpfstderr (one
- * iterator read, then only streams with bytes accounted) against what a
+/* CPU cost of one drain cycle over N idle programs: bpfstderr (the
+ * program list walked only when the watch says it changed, then only
+ * streams with bytes accounted), bpfstderr walking every cycle
+ * (BPFSTDERR_FULL_WALK, as where the watch is refused), against what a
  * naive tool does (every program opened by id, both streams read), in the
  * same run; then bpfstderr with its journal, whose idle cost is what the
  * journal adds to every cycle. Prints per-cycle CPU time (user + system)
- * and the ratios.
+ * and the ratios. Programs others load or unload meanwhile make cycles
+ * walk: the number of cycles that did is printed.
  *
  *   drain_cycle N [CYCLES [JOURNAL_DIR]]
  *   drain_cycle naive-1hz SECS	(the naive reader once a second over the
  *				 programs loaded now: its share of a core)
+ *   drain_cycle churn SECS	(for each of SECS seconds, 1 when a program
+ *				 was loaded or unloaded in it: what makes a
+ *				 cycle walk, else 0)
  */
 #include <errno.h>
 #include <string.h>
@@ -22,6 +28,7 @@
 #include "pipeline.h"
 #include "progs.h"
 #include "stream.h"
+#include "watch.h"
 
 static double cpu_now(void)
 {
@@ -73,10 +80,22 @@ static int discard(const struct pipe_event *pe, void *ctx)
 
 static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles);
 
+static int walked;	/* cycles that read a new list */
+
+/* pipeline__cycle_fresh(), and whether the list was read again */
 static int ours_cycle(struct progs *progs, struct pipeline *pl)
 {
-	long got = pipeline__cycle_fresh(pl, progs);
+	static unsigned long long gen;
+	const struct prog_list *l;
+	long got;
+	int err;
 
+	err = progs__refresh(progs, &l, 0);
+	if (err)
+		return err;
+	walked += l->gen != gen;
+	gen = l->gen;
+	got = pipeline__cycle(pl, l);
 	return got < 0 ? got : 0;
 }
 
@@ -85,9 +104,47 @@ static double time_cycles(struct progs *progs, struct pipeline *pl, int cycles)
 	double t0 = cpu_now();
 	int i;
 
+	walked = 0;
 	for (i = 0; i < cycles; i++)
 		ours_cycle(progs, pl);
 	return (cpu_now() - t0) / cycles;
+}
+
+/* The same cycles by another observer that walks every time. */
+static double walk_cycles(struct drainer *drainer, int cycles)
+{
+	struct pipeline_ops ops = { .streams = STREAM_MASK_BOTH, .select = pipeline_select_all, .sink = discard };
+	struct pipeline *pl;
+	struct progs *progs;
+	double t;
+
+	setenv("BPFSTDERR_FULL_WALK", "1", 1);
+	if (progs__open(&progs) || progs__watch(progs) != -ECANCELED || pipeline__new(&pl, drainer, &ops))
+		exit(1);
+	unsetenv("BPFSTDERR_FULL_WALK");
+	ours_cycle(progs, pl);
+	t = time_cycles(progs, pl, cycles);
+	pipeline__free(pl);
+	progs__close(progs);
+	return t;
+}
+
+/* One line a second: 1 when a program came or went in it, else 0. */
+static int churn(int secs)
+{
+	struct watch *w;
+	int i;
+
+	if (watch__open(&w))
+		return 1;
+	watch__came_went(w);
+	for (i = 0; i < secs; i++) {
+		sleep(1);
+		printf("%d\n", watch__came_went(w));
+		fflush(stdout);
+	}
+	watch__close(w);
+	return 0;
 }
 
 /* The same cycles through a journal in dir. */
@@ -140,11 +197,13 @@ int main(int argc, char **argv)
 	struct pipeline *pl;
 	struct progs *progs;
 	const char *dir = argc > 3 ? argv[3] : "/var/tmp";
-	double t0, ours, naive, journal;
-	int *fds, i, err;
+	double t0, ours, walk, naive, journal;
+	int *fds, i, err, ours_walked;
 
 	if (argc > 2 && !strcmp(argv[1], "naive-1hz"))
 		return naive_1hz(atoi(argv[2]));
+	if (argc > 2 && !strcmp(argv[1], "churn"))
+		return churn(atoi(argv[2]));
 	setrlimit(RLIMIT_NOFILE, &rl);
 	fds = calloc(n, sizeof(*fds));
 	err = load_idle(n, fds);
@@ -156,13 +215,18 @@ int main(int argc, char **argv)
 	ours_cycle(progs, pl);		/* warm up both */
 	naive_cycle();
 	ours = time_cycles(progs, pl, cycles);
+	ours_walked = walked;
+	walk = walk_cycles(drainer, cycles);
 	journal = journal_cycles(progs, drainer, dir, cycles);
 	t0 = cpu_now();
 	for (i = 0; i < cycles; i++)
 		naive_cycle();
 	naive = (cpu_now() - t0) / cycles;
-	printf("%6d idle programs: bpfstderr %8.3f ms/cycle, naive open+read %8.3f ms/cycle, "
-	       "naive/bpfstderr = %.1fx\n", n, ours * 1e3, naive * 1e3, naive / ours);
+	printf("%6d idle programs: bpfstderr %8.3f ms/cycle (program list: %s, walked in %d of %d cycles), "
+	       "naive open+read %8.3f ms/cycle, naive/bpfstderr = %.1fx\n", n, ours * 1e3,
+	       progs__mode(progs), ours_walked, cycles, naive * 1e3, naive / ours);
+	printf("%6d idle programs: bpfstderr walking every cycle %8.3f ms/cycle, naive/walking = %.1fx\n",
+	       n, walk * 1e3, naive / walk);
 	printf("%6d idle programs: with the journal %8.3f ms/cycle, journal/without = %.2fx "
 	       "(the journal's share of an idle cycle: %.0f%%)\n", n, journal * 1e3, journal / ours,
 	       100 * (journal - ours) / journal);

@@ -4,6 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 make -s build/bench/drain_cycle
-for n in "${@:-1000 5000}"; do
-	build/bench/drain_cycle $n 20
+[ $# -gt 0 ] || set -- 1000 5000	# (one word "1000 5000" was one N and 5000 cycles)
+for n in "$@"; do
+	build/bench/drain_cycle "$n" 20
 done

@@ -40,6 +40,7 @@ struct prog_rec {
 	__u64 run_cnt;
 	__u64 run_time_ns;
 	__u64 recursion_misses;
+	__u64 aux_addr;			/* struct bpf_prog_aux: tool/watch.c's check */
 };
 
 struct owner_rec {

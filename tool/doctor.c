@@ -16,6 +16,7 @@
 #include "main.h"
 #include "output.h"
 #include "privs.h"
+#include "progs.h"
 #include "render.h"
 #include "stream.h"
 
@@ -35,6 +36,11 @@ struct doctor {
 	struct vmlinux_info vmlinux;
 	bool cap_sys_admin, cap_bpf, cap_perfmon;
 	char bpffs[256];
+	/* how drainers learn that the program list changed: "watch", or a
+	 * walk every cycle and why (list_err: the watch's refusal)
+	 */
+	const char *list_mode;
+	int list_err;
 	const char *journal_path;	/* NULL: --no-journal */
 	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
@@ -68,6 +74,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/* The watch as a drainer would set it up (progs__watch()). */
+static void probe_list_mode(struct doctor *d)
+{
+	struct progs *p;
+
+	d->list_mode = "walk";
+	d->list_err = progs__open(&p);
+	if (d->list_err)
+		return;
+	d->list_err = progs__watch(p);
+	d->list_mode = d->list_err == -ECANCELED ? "walk (BPFSTDERR_FULL_WALK)" : progs__mode(p);
+	progs__close(p);
 }
 
 /* Readable means real addresses: with kptr_restrict they read as zeros. */
@@ -156,6 +176,7 @@ static void examine(struct doctor *d)
 	if (d->btf && d->cap_sys_admin) {
 		stream_health__probe(&d->health);
 		probe_faults(d);
+		probe_list_mode(d);
 	}
 	d->kallsyms = kallsyms_readable();
 	debuginfo__find_vmlinux(env.vmlinux, &d->vmlinux);
@@ -297,6 +318,20 @@ static void print_faults_plain(const struct doctor *d)
 	}
 }
 
+static void print_list_mode_plain(const struct doctor *d)
+{
+	printf("%-22s ", "program list");
+	if (!d->list_mode)
+		printf("not probed\n");
+	else if (!strcmp(d->list_mode, "watch"))
+		printf("watched: walked when programs come or go (perf BPF events) or stream accounting changes\n");
+	else if (d->list_err == -ECANCELED)
+		printf("walked every cycle (BPFSTDERR_FULL_WALK is set)\n");
+	else
+		printf("walked every cycle: the watch was refused: %s (%s)\n", strerror(-d->list_err),
+		       errno_name(-d->list_err));
+}
+
 static void print_plain(const struct doctor *d)
 {
 	const struct stream_health *h = &d->health;
@@ -314,6 +349,7 @@ static void print_plain(const struct doctor *d)
 	else if (h->err)
 		printf(" (probe: %s)", strerror(-h->err));
 	printf("\n%-22s %s\n", "", stream_health__meaning(h));
+	print_list_mode_plain(d);
 	printf("%-22s %s\n", "kallsyms", d->kallsyms ? "readable" : "not readable (kptr_restrict?)");
 	print_vmlinux_plain(&d->vmlinux);
 	printf("%-22s CAP_SYS_ADMIN %s, CAP_BPF %s, CAP_PERFMON %s\n", "privileges",
@@ -420,6 +456,18 @@ static struct json_object *fault_src_json(const struct doctor *d, enum fault_src
 	return o;
 }
 
+static struct json_object *list_mode_json(const struct doctor *d)
+{
+	struct json_object *o = json_object_new_object();
+	bool walk = d->list_mode && strcmp(d->list_mode, "watch");
+
+	json_add_str(o, "mode", !d->list_mode ? NULL : walk ? "walk" : "watch");
+	json_add_bool(o, "full_walk_set", d->list_err == -ECANCELED);
+	json_add_str(o, "errno", walk && d->list_err && d->list_err != -ECANCELED ?
+				 errno_name(-d->list_err) : NULL);
+	return o;
+}
+
 static int print_json(const struct doctor *d)
 {
 	struct json_object *o = json_object_new_object(), *faults, *privs;
@@ -437,6 +485,7 @@ static int print_json(const struct doctor *d)
 		json_object_object_add(faults, fault_src__name(s), fault_src_json(d, s));
 	json_object_object_add(o, "fault_reports", faults);
 	json_object_object_add(o, "stream_writes", health_json(&d->health));
+	json_object_object_add(o, "program_list", list_mode_json(d));
 	json_add_bool(o, "kallsyms_readable", d->kallsyms);
 	json_object_object_add(o, "vmlinux", vmlinux_json(&d->vmlinux));
 	privs = json_object_new_object();
@@ -464,7 +513,9 @@ int do_doctor(int argc, char **argv)
 		"the journal (read only: doctor never creates it). Stream writes and fault "
 		"kinds are probed by loading programs, not inferred: a kind is REFUSED when "
 		"this host refuses what it needs (an arena map, say), with the errno and the "
-		"likely cause.\v"
+		"likely cause. \"program list\": whether drainers walk every program only when "
+		"told of a change (perf's program events and a check of stream accounting) or "
+		"every cycle (BPFSTDERR_FULL_WALK=1 forces that).\v"
 		"Exit status: 0 bpfstderr can work here, 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",
 	};

@@ -36,6 +36,7 @@ struct pipeline {
 	struct drainer *drainer;
 	struct tracked **t;		/* sorted by id */
 	size_t cnt;
+	unsigned long long gen;		/* of the last list drained (progs__refresh) */
 	struct tracked **gone;		/* forgotten this cycle */
 	size_t ngone;
 	const struct prog_list *now;	/* during a cycle */
@@ -477,18 +478,77 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	return err ? err : got;
 }
 
+static int cmp_tracked_id(const void *key, const void *elem)
+{
+	__u32 id = *(const __u32 *)key, other = (*(struct tracked *const *)elem)->p.ident.id;
+
+	return id < other ? -1 : id > other;
+}
+
+/* The list drained last cycle, unchanged (progs__refresh()): the same
+ * programs are tracked, and only the active ones have anything to read.
+ */
+static bool same_list(const struct pipeline *pl, const struct prog_list *now)
+{
+	return now->gen && now->gen == pl->gen;
+}
+
+/* The i-th program a cycle looks at: every one, or the active ones. */
+static const struct prog *nth_prog(const struct prog_list *now, bool active, size_t i)
+{
+	return &now->progs[active ? now->active[i] : i];
+}
+
+/* A tracked program's turn in a cycle: this cycle's log emptied, its
+ * streams read unless reads are not allowed or stopped at an error.
+ */
+static void drain_turn(struct pipeline *pl, struct tracked *t, const struct prog *p, bool may_read,
+		       long *total, long *err)
+{
+	long got;
+
+	memset(t->log, 0, sizeof(t->log));
+	if (!may_read || *err)
+		return;
+	got = drain_one(pl, t, p);
+	if (got < 0)
+		*err = got;
+	else
+		*total += got;
+}
+
+static long drain_active(struct pipeline *pl, const struct prog_list *now, bool may_read)
+{
+	long total = 0, err = 0;
+	const struct prog *p;
+	struct tracked *t;
+	size_t i;
+
+	for (i = 0; i < now->cnt_active; i++) {
+		p = nth_prog(now, true, i);
+		t = pipeline__find(pl, p->ident.id);
+		if (t)	/* else not selected */
+			drain_turn(pl, t, p, may_read, &total, &err);
+	}
+	return err ?: total;
+}
+
 /* The drain itself: programs gone since the last cycle are forgotten,
  * every selected one with bytes accounted is read (when may_read). After
  * an error nothing more is read: with a journal, its transaction is lost.
  */
 static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may_read)
 {
-	struct tracked **next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
+	struct tracked **next;
 	size_t i, o = 0, n = 0;
-	long total = 0, got, err = 0;
+	long total = 0, err = 0;
 
+	if (same_list(pl, now))
+		return drain_active(pl, now, may_read);
+	next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
 	if (!next)
 		return -ENOMEM;
+	pl->gen = now->gen;
 	for (i = 0; i < now->cnt; i++) {
 		const struct prog *p = &now->progs[i];
 		struct tracked *t = NULL;
@@ -512,14 +572,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		if (!t)
 			continue;
 		next[n++] = t;
-		memset(t->log, 0, sizeof(t->log));
-		if (!may_read || err)
-			continue;
-		got = drain_one(pl, t, p);
-		if (got < 0)
-			err = got;
-		else
-			total += got;
+		drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	while (o < pl->cnt)
 		forget(pl, pl->t[o++]);
@@ -595,11 +648,15 @@ static int stops_at_unloaded(const struct jprog *jp, void *ctx)
 /* Is there anything to write? Reads only, so an idle cycle takes no lock. */
 static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 {
+	bool active = now->gen;	/* from progs__refresh(): active is indexed */
+	const struct prog *p;
 	size_t i;
 
-	for (i = 0; i < now->cnt; i++)
-		if (streams_to_read(pl, &now->progs[i]) && pl->ops.select(&now->progs[i], pl->ops.ctx))
+	for (i = 0; i < (active ? now->cnt_active : now->cnt); i++) {
+		p = nth_prog(now, active, i);
+		if (streams_to_read(pl, p) && pl->ops.select(p, pl->ops.ctx))
 			return true;
+	}
 	return journal__pending_list(pl->ops.journal, stops_at_due_tail, pl) > 0 ||
 	       journal__live_progs(pl->ops.journal, stops_at_unloaded, pl) > 0;
 }
@@ -825,16 +882,11 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 {
-	struct prog_list l = {};
-	long got;
+	const struct prog_list *l;
 	int err;
 
-	err = progs__snapshot(progs, &l, 0);
-	if (err)
-		return err;
-	got = pipeline__cycle(pl, &l);
-	prog_list__free(&l);
-	return got;
+	err = progs__refresh(progs, &l, 0);
+	return err ?: pipeline__cycle(pl, l);
 }
 
 /* Bytes kept from a failed commit get one more transaction of their own. */
@@ -869,6 +921,13 @@ int pipeline__flush(struct pipeline *pl)
 	for (i = 0; i < pl->cnt; i++)
 		err = err ?: tracked_flush(pl->t[i]);
 	return err ?: pl->ops.journal ? flush_kept(pl) : 0;
+}
+
+struct tracked *pipeline__find(struct pipeline *pl, __u32 id)
+{
+	struct tracked **t = bsearch(&id, pl->t, pl->cnt, sizeof(*pl->t), cmp_tracked_id);
+
+	return t ? *t : NULL;
 }
 
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out)

@@ -73,7 +73,9 @@ bool pipeline_select_all(const struct prog *p, void *ctx);
  * Returns the bytes drained, or -errno.
  */
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
-/* pipeline__cycle over a snapshot taken now (no owners). */
+/* pipeline__cycle over progs__refresh() (no owners): with the list of the
+ * last cycle unchanged, only its active programs are looked at.
+ */
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
 /* Emit everything held, as at the end of every stream. With a journal,
  * held bytes stay there for the next drainer (or are emitted once stale);
@@ -84,6 +86,8 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
 int pipeline__flush(struct pipeline *pl);
 /* Tracked programs, sorted by id; valid until the next cycle. */
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out);
+/* The tracked program with this id, or NULL. */
+struct tracked *pipeline__find(struct pipeline *pl, __u32 id);
 void pipeline__free(struct pipeline *pl);
 
 #endif

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "progs.h"
+#include "watch.h"
 #include "progs.skel.h"
 #include "../bpf/progs.h"
 
@@ -21,10 +22,24 @@ struct progs {
 	struct progs_bpf *skel;
 	struct bpf_link *prog_link;
 	struct bpf_link *owner_link;
-	__u32 self_ids[2];		/* our own iterators, not shown */
+	__u32 self_ids[3];		/* our own iterators and check, not shown */
 	struct iter_buf prog_buf;
 	struct iter_buf owner_buf;
+	bool want_stats;
+	/* progs__refresh(): the last list, kept while the watch says nothing
+	 * changed; the owner records it was given (sorted)
+	 */
+	struct watch *watch;		/* NULL: every refresh walks */
+	int watch_err;			/* why not: 0 until first tried */
+	bool watching;			/* the watch holds the cached list's programs */
+	struct prog_list cache;
+	bool cached, cached_owners;
+	struct timespec owners_at;	/* CLOCK_MONOTONIC */
+	struct iter_buf owner_prev;
 };
+
+/* Process-wide, so that lists of two progs objects never share a gen. */
+static unsigned long long last_gen;
 
 static __u32 prog_fd_id(int fd)
 {
@@ -37,6 +52,7 @@ static __u32 prog_fd_id(int fd)
 void progs__want_stats(struct progs *p, bool on)
 {
 	p->skel->bss->want_stats = on;
+	p->want_stats = on;
 }
 
 int progs__open(struct progs **out)
@@ -90,8 +106,11 @@ void progs__close(struct progs *p)
 	bpf_link__destroy(p->owner_link);
 	bpf_link__destroy(p->prog_link);
 	progs_bpf__destroy(p->skel);
+	watch__close(p->watch);
 	free(p->prog_buf.data);
 	free(p->owner_buf.data);
+	free(p->owner_prev.data);
+	prog_list__free(&p->cache);
 	free(p);
 }
 
@@ -238,16 +257,15 @@ const struct prog *prog_list__find(const struct prog_list *l, __u32 id)
 	return find_mut((struct prog_list *)l, id);
 }
 
-/* A process holding several fds of one program is one owner. */
-static int attach_owners(struct prog_list *l, struct owner_rec *o, size_t cnt)
+/* A process holding several fds of one program is one owner; o is sorted
+ * (read_owners()).
+ */
+static int attach_owners(struct prog_list *l, const struct owner_rec *o, size_t cnt)
 {
 	struct prog_owner *slot;
 	struct prog *p;
 	size_t i;
 
-	if (!cnt)
-		return 0;
-	qsort(o, cnt, sizeof(*o), cmp_owner);
 	for (i = 0; i < cnt; i++) {
 		if (i && !cmp_owner(&o[i], &o[i - 1]))
 			continue;
@@ -266,9 +284,39 @@ static int attach_owners(struct prog_list *l, struct owner_rec *o, size_t cnt)
 	return 0;
 }
 
-static bool is_self(const struct progs *p, __u32 id)
+static void detach_owners(struct prog_list *l)
 {
-	return id == p->self_ids[0] || id == p->self_ids[1];
+	size_t i;
+
+	for (i = 0; i < l->cnt; i++) {
+		free(l->progs[i].owners);
+		l->progs[i].owners = NULL;
+		l->progs[i].owner_cnt = 0;
+	}
+}
+
+/* Every owner record into p->owner_buf, sorted: two reads over the same
+ * owners then compare equal byte for byte.
+ */
+static int read_owners(struct progs *p)
+{
+	int err = read_iter(p->owner_link, &p->owner_buf);
+
+	if (!err)
+		qsort(p->owner_buf.data, p->owner_buf.len / sizeof(struct owner_rec),
+		      sizeof(struct owner_rec), cmp_owner);
+	return err;
+}
+
+static int attach_read_owners(struct progs *p, struct prog_list *l)
+{
+	return attach_owners(l, (const struct owner_rec *)p->owner_buf.data,
+			     p->owner_buf.len / sizeof(struct owner_rec));
+}
+
+bool progs__own(const struct progs *p, __u32 id)
+{
+	return id == p->self_ids[0] || id == p->self_ids[1] || id == p->self_ids[2];
 }
 
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
@@ -285,7 +333,7 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 		return err;
 	p->owner_buf.len = 0;
 	if (flags & PROGS_OWNERS) {
-		err = read_iter(p->owner_link, &p->owner_buf);
+		err = read_owners(p);
 		if (err)
 			return err;
 	}
@@ -295,19 +343,232 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 	if (!l.progs)
 		return -ENOMEM;
 	for (i = 0; i < cnt; i++) {
-		if (is_self(p, recs[i].id))
+		if (progs__own(p, recs[i].id))
 			continue;
 		prog_from_rec(&l.progs[l.cnt++], &recs[i], wall_off);
 	}
 	qsort(l.progs, l.cnt, sizeof(*l.progs), cmp_prog_id);
-	err = attach_owners(&l, (struct owner_rec *)p->owner_buf.data,
-			    p->owner_buf.len / sizeof(struct owner_rec));
+	err = attach_read_owners(p, &l);
 	if (err) {
 		prog_list__free(&l);
 		return err;
 	}
 	*out = l;
 	return 0;
+}
+
+/* ---- progs__refresh(): walk only when the watch says something changed ---- */
+
+int progs__watch(struct progs *p)
+{
+	const char *off = getenv("BPFSTDERR_FULL_WALK");
+
+	if (p->watch || p->watch_err)
+		return p->watch_err;
+	if (off && *off && strcmp(off, "0"))
+		p->watch_err = -ECANCELED;
+	else
+		p->watch_err = watch__open(&p->watch);
+	if (p->watch)
+		p->self_ids[2] = prog_fd_id(watch__prog_fd(p->watch));
+	return p->watch_err;
+}
+
+/* Programs the pipeline reads every cycle: bytes accounted, or no
+ * accounting to tell.
+ */
+static bool prog_active(const struct prog *q)
+{
+	return !q->has_streams || q->capacity[0] > 0 || q->capacity[1] > 0;
+}
+
+static int index_active(struct prog_list *l)
+{
+	size_t i;
+
+	l->active = malloc((l->cnt ? l->cnt : 1) * sizeof(*l->active));
+	if (!l->active)
+		return -ENOMEM;
+	for (i = 0; i < l->cnt; i++)
+		if (prog_active(&l->progs[i]))
+			l->active[l->cnt_active++] = i;
+	return 0;
+}
+
+/* The owners found for the cached list move to the new one, program by
+ * program: those of a program that went stay behind, to be freed.
+ */
+static void keep_owners(struct prog_list *to, struct prog_list *from)
+{
+	struct prog *q;
+	size_t i;
+
+	for (i = 0; i < from->cnt; i++) {
+		q = find_mut(to, from->progs[i].ident.id);
+		if (!q || !prog_ident__same(&q->ident, &from->progs[i].ident))
+			continue;
+		q->owners = from->progs[i].owners;
+		q->owner_cnt = from->progs[i].owner_cnt;
+		from->progs[i].owners = NULL;
+		from->progs[i].owner_cnt = 0;
+	}
+}
+
+static void swap_bufs(struct iter_buf *a, struct iter_buf *b)
+{
+	struct iter_buf t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* The walk just read (p->prog_buf) to the watch: only programs with
+ * stream accounting, whose every change it can see.
+ */
+static bool watch_walked(struct progs *p)
+{
+	const struct prog_rec *recs = (const struct prog_rec *)p->prog_buf.data;
+	size_t i, n = p->prog_buf.len / sizeof(*recs);
+
+	if (!p->watch || p->want_stats)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!(recs[i].flags & PROG_REC_HAS_STREAMS) || (recs[i].flags & PROG_REC_HAS_ERR_COUNT))
+			return false;
+	return watch__remember(p->watch, recs, n);
+}
+
+static bool owners_stale(const struct progs *p)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return !p->cached_owners || now.tv_sec - p->owners_at.tv_sec >= PROGS_OWNERS_MAX_AGE;
+}
+
+/* A program in l the cached list lacks: its owners are unknown. */
+static bool has_new(const struct prog_list *l, struct prog_list *old)
+{
+	const struct prog *q;
+	size_t i;
+
+	for (i = 0; i < l->cnt; i++) {
+		q = find_mut(old, l->progs[i].ident.id);
+		if (!q || !prog_ident__same(&q->ident, &l->progs[i].ident))
+			return true;
+	}
+	return false;
+}
+
+/* Owners for a new list: read again when a program is new to us or the
+ * last read is PROGS_OWNERS_MAX_AGE old, else carried over program by
+ * program (one that went took its owners along).
+ */
+static int list_owners(struct progs *p, struct prog_list *l)
+{
+	int err;
+
+	if (p->cached_owners && !owners_stale(p) && !has_new(l, &p->cache)) {
+		keep_owners(l, &p->cache);
+		return 0;
+	}
+	err = read_owners(p) ?: attach_read_owners(p, l);
+	if (err)
+		return err;
+	swap_bufs(&p->owner_buf, &p->owner_prev);
+	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
+	p->cached_owners = true;
+	return 0;
+}
+
+/* A whole new list in the cache; owners when asked. */
+static int refresh_all(struct progs *p, bool owners)
+{
+	struct prog_list l = {};
+	int err;
+
+	p->watching = false;
+	err = progs__snapshot(p, &l, 0);
+	err = err ?: index_active(&l);
+	if (err)
+		goto err_free;
+	p->watching = watch_walked(p);
+	p->cached_owners = p->cached_owners && owners;
+	err = owners ? list_owners(p, &l) : 0;
+	if (err)
+		goto err_free;
+	prog_list__free(&p->cache);
+	p->cache = l;
+	p->cache.gen = ++last_gen;
+	return 0;
+
+err_free:
+	p->cached_owners = false;
+	prog_list__free(&l);
+	return err;
+}
+
+/* The same programs: owners read again, a new gen only when they differ
+ * from those the cached list has.
+ */
+static int refresh_owners(struct progs *p)
+{
+	int err = read_owners(p);
+
+	if (err)
+		return err;
+	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
+	if (p->cached_owners && p->owner_buf.len == p->owner_prev.len &&
+	    !memcmp(p->owner_buf.data, p->owner_prev.data, p->owner_buf.len))
+		return 0;
+	swap_bufs(&p->owner_buf, &p->owner_prev);
+	detach_owners(&p->cache);
+	p->cache.gen = ++last_gen;
+	p->cached_owners = true;
+	return attach_owners(&p->cache, (const struct owner_rec *)p->owner_prev.data,
+			     p->owner_prev.len / sizeof(struct owner_rec));
+}
+
+/* Is the cached list still the kernel's? The perf rings are emptied
+ * first, so that a program that comes during the check or the walk after
+ * it is told at the next refresh.
+ */
+static int list_changed(struct progs *p)
+{
+	if (watch__came_went(p->watch) || !p->cached || !p->watching)
+		return 1;
+	return watch__changed(p->watch);
+}
+
+int progs__refresh(struct progs *p, const struct prog_list **out, unsigned int flags)
+{
+	bool owners = flags & PROGS_OWNERS;
+	int changed = 1, err;
+
+	progs__watch(p);
+	if (p->watch)
+		changed = list_changed(p);
+	if (changed < 0)
+		err = changed;
+	else if (changed)
+		err = refresh_all(p, owners);
+	else
+		err = owners && owners_stale(p) ? refresh_owners(p) : 0;
+	if (err) {
+		/* the next refresh reads everything */
+		p->cached = p->cached_owners = false;
+		return err;
+	}
+	p->cached = true;
+	*out = &p->cache;
+	return 0;
+}
+
+const char *progs__mode(const struct progs *p)
+{
+	if (p->watch)
+		return "watch";
+	return p->watch_err == -ECANCELED ? "walk (BPFSTDERR_FULL_WALK)" : "walk";
 }
 
 void prog_list__free(struct prog_list *l)
@@ -317,8 +578,10 @@ void prog_list__free(struct prog_list *l)
 	for (i = 0; i < l->cnt; i++)
 		free(l->progs[i].owners);
 	free(l->progs);
+	free(l->active);
 	l->progs = NULL;
-	l->cnt = 0;
+	l->active = NULL;
+	l->cnt = l->cnt_active = 0;
 }
 
 const char *prog_type_name(__u32 type)

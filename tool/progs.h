@@ -78,6 +78,14 @@ struct prog_list {
 	struct prog *progs;
 	size_t cnt;
 	struct timespec taken;		/* CLOCK_REALTIME, before the read */
+	/* progs__refresh() only (0 in a snapshot): a new gen whenever the
+	 * list was read again or its owners changed; the same gen, the same
+	 * list, unchanged. active: indices of the programs with bytes
+	 * accounted or no accounting to tell, which a drain reads.
+	 */
+	unsigned long long gen;
+	size_t *active;
+	size_t cnt_active;
 };
 
 struct progs;
@@ -87,6 +95,24 @@ int progs__open(struct progs **out);
 
 /* One refresh: every program loaded now, sorted by id. */
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags);
+/* The list as it is now, kept by p and valid until the next refresh or
+ * close. With the watch (progs__watch()), the kernel's list is walked only
+ * when a program came or went or a stream's accounting may have changed
+ * since the last refresh, and owners (when asked) are looked up when
+ * programs came or went and at least every PROGS_OWNERS_MAX_AGE seconds;
+ * without it, every refresh walks.
+ */
+int progs__refresh(struct progs *p, const struct prog_list **out, unsigned int flags);
+#define PROGS_OWNERS_MAX_AGE	5	/* seconds */
+/* Watch the kernel's program list for progs__refresh() (watch.h: perf's
+ * program load and unload events, and one run of bpf/watch.bpf.c over the
+ * accounting the last walk saw); tried once. 0, or why not (-ECANCELED:
+ * BPFSTDERR_FULL_WALK is set).
+ */
+int progs__watch(struct progs *p);
+const char *progs__mode(const struct progs *p);	/* "watch" or "walk (...)" */
+/* One of p's own programs (iterators, the watch's check): lists leave them out. */
+bool progs__own(const struct progs *p, __u32 id);
 void progs__close(struct progs *p);
 /* Sum each program's runtime statistics in the snapshots (prog.has_stats):
  * three reads per possible CPU and program, so only while they are shown.

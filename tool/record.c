@@ -79,17 +79,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static int cycle(struct session *s)
 {
-	struct prog_list now = {};
+	const struct prog_list *now;
 	struct timespec start;
 	long got;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	got = progs__snapshot(s->progs, &now, 0);
-	got = got ?: pipeline__cycle(s->pl, &now);
+	got = progs__refresh(s->progs, &now, 0);
+	got = got ?: pipeline__cycle(s->pl, now);
 	if (got >= 0 && env.m)	/* before pruning: the cycle's events are there */
-		got = metrics__update(env.m, s->journal, &now, s->pl, &start);
-	prog_list__free(&now);
+		got = metrics__update(env.m, s->journal, now, s->pl, &start);
 	if (got < 0)
 		return got;
 	/* idle cycles commit nothing: age limits still apply; a full file

@@ -114,6 +114,7 @@ struct top_ctx {
 	struct session *s;
 	bool ticked;
 	int stats_fd;		/* BPF_ENABLE_STATS: on while it is open; -1 */
+	unsigned long long gen;	/* of the last tick's list (progs__refresh) */
 };
 
 /* kernel.bpf_stats_enabled: 1 when anyone has the statistics on */
@@ -192,42 +193,57 @@ static void notice(const char *msg, void *ctx)
 /* The snapshot's capacity was taken before the drain; what the drain read
  * comes off it, and what is left was never readable.
  */
-static void account_drained(struct top_ctx *c)
+static void account_one(struct top_ctx *c, const struct tracked *t)
 {
-	struct tracked **t;
-	struct row *r;
-	size_t n, i;
+	struct row *r = top_model__find(c->m, t->p.ident.id);
 	int s;
 
-	n = pipeline__tracked(c->s->pl, &t);
-	for (i = 0; i < n; i++) {
-		r = top_model__find(c->m, t[i]->p.ident.id);
-		for (s = 0; r && s < STREAM_CNT; s++) {
-			long long left = r->capacity[s] - (long long)(t[i]->bytes_read[s] - r->bytes_read[s]);
+	for (s = 0; r && s < STREAM_CNT; s++) {
+		long long left = r->capacity[s] - (long long)(t->bytes_read[s] - r->bytes_read[s]);
 
-			r->capacity[s] = left > 0 ? left : 0;
-			r->bytes_read[s] = t[i]->bytes_read[s];
-		}
+		r->capacity[s] = left > 0 ? left : 0;
+		r->bytes_read[s] = t->bytes_read[s];
+	}
+}
+
+/* With the list of the last tick unchanged, only its active programs can
+ * have been read.
+ */
+static void account_drained(struct top_ctx *c, const struct prog_list *l)
+{
+	struct tracked **t, *one;
+	size_t n, i;
+
+	if (!l->gen || l->gen != c->gen) {
+		n = pipeline__tracked(c->s->pl, &t);
+		for (i = 0; i < n; i++)
+			account_one(c, t[i]);
+		c->gen = l->gen;
+		return;
+	}
+	for (i = 0; i < l->cnt_active; i++) {
+		one = pipeline__find(c->s->pl, l->progs[l->active[i]].ident.id);
+		if (one)
+			account_one(c, one);
 	}
 }
 
 static int tick(struct top_model *m, void *ctx)
 {
 	struct top_ctx *c = ctx;
-	struct prog_list l = {};
+	const struct prog_list *l;
 	struct timespec now;
 	long got;
 	int err;
 
-	err = progs__snapshot(c->s->progs, &l, PROGS_OWNERS);
+	err = progs__refresh(c->s->progs, &l, PROGS_OWNERS);
 	if (err)
 		return err;
-	top_model__refresh(m, &l);
-	got = pipeline__cycle(c->s->pl, &l);
-	prog_list__free(&l);
+	top_model__refresh(m, l);
+	got = pipeline__cycle(c->s->pl, l);
 	if (got < 0)
 		return got;
-	account_drained(c);
+	account_drained(c, l);
 	if (!c->ticked)
 		top_model__baseline(m);	/* the journal's history is no rate */
 	c->ticked = true;
@@ -381,7 +397,8 @@ int do_top(int argc, char **argv)
 		.children = journal_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
-		       "journal stay, marked. Interactive unless -b.\v"
+		       "journal stay, marked. OWNER is looked up when programs come or go, and at "
+		       "least every 5 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "
 		       "Space/p pause, c clear, S runtime statistics, h/? help, q/Esc back or quit. The status line "
 		       "shows PAUSED and the filter first. q and every signal that ends top "

@@ -142,22 +142,74 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 	r->run_ns = p->run_time_ns;
 }
 
+static void count_totals(struct top_model *m)
+{
+	size_t i;
+
+	m->fault_total = m->msg_total = 0;
+	m->losing = 0;
+	for (i = 0; i < m->cnt; i++) {
+		m->fault_total += m->rows[i]->fault_total;
+		m->msg_total += stream_sum(m->rows[i]->msgs);
+		m->losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
+	}
+}
+
+/* The list merged last tick, unchanged (progs__refresh()): rows come and
+ * go only by time, and only rows with a rate to decay or faults to count,
+ * and the active programs (what the drain read comes off their capacity),
+ * need an update. False when the whole merge is needed.
+ */
+static bool refresh_same(struct top_model *m, const struct prog_list *l, const struct timespec *now,
+			 double dt)
+{
+	struct row *r;
+	size_t i;
+
+	if (!l->gen || l->gen != m->gen)
+		return false;
+	for (i = 0; i < m->cnt; i++) {
+		r = m->rows[i];
+		if (r->unloaded ? !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC :
+				  !prog_list__find(l, r->ident.id))
+			return false;
+	}
+	for (i = 0; i < m->cnt; i++) {
+		r = m->rows[i];
+		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick))
+			row_update(r, prog_list__find(l, r->ident.id), dt);
+	}
+	for (i = 0; i < l->cnt_active; i++) {
+		r = top_model__find(m, l->progs[l->active[i]].ident.id);
+		if (r && !r->unloaded)
+			row_update(r, &l->progs[l->active[i]], dt);
+	}
+	return true;
+}
+
 /* Merge the snapshot into the rows: new programs appear, gone ones are
  * marked unloaded and, unless they had faults (the journal keeps those),
  * dropped after UNLOADED_KEEP_SEC.
  */
 void top_model__refresh(struct top_model *m, const struct prog_list *l)
 {
-	struct row **next = malloc((m->cnt + l->cnt + 1) * sizeof(*next));
+	struct row **next;
 	struct timespec now;
 	size_t i = 0, j = 0, n = 0;
 	double dt;
 
-	if (!next)
-		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	dt = m->now.tv_sec ? ts_diff(&now, &m->now) : 0;
+	if (refresh_same(m, l, &now, dt)) {
+		m->now = now;
+		count_totals(m);
+		return;
+	}
+	next = malloc((m->cnt + l->cnt + 1) * sizeof(*next));
+	if (!next)
+		return;
 	m->now = now;
+	m->gen = l->gen;
 	while (i < m->cnt || j < l->cnt) {
 		struct row *r = i < m->cnt ? m->rows[i] : NULL;
 		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
@@ -195,13 +247,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 	m->rows = next;
 	m->cnt = n;
 	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
-	m->fault_total = m->msg_total = 0;
-	m->losing = 0;
-	for (i = 0; i < m->cnt; i++) {
-		m->fault_total += m->rows[i]->fault_total;
-		m->msg_total += stream_sum(m->rows[i]->msgs);
-		m->losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
-	}
+	count_totals(m);
 }
 
 static void remember(struct row *r, const struct pipe_event *pe)

@@ -104,6 +104,7 @@ struct top_model {
 	unsigned long long fault_total, msg_total;
 	int losing;			/* programs whose stderr lost bytes */
 	struct timespec now;
+	unsigned long long gen;		/* of the last list merged (progs__refresh) */
 	bool stats;			/* runtime statistics shown */
 	char stats_note[256];		/* how they were enabled, or why not */
 	double slot_sec;		/* history slot length, set by the first sample */

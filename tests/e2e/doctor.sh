@@ -36,6 +36,17 @@ check_eq "backend named" "$(jq -r .backend "$out/d.json")" \
 check_eq "kernel release" "$(jq -r .kernel "$out/d.json")" "$(uname -r)"
 kallsyms=$(awk '$1 !~ /^0+$/ { print "true"; exit }' /proc/kallsyms)
 check_eq "kallsyms readable" "$(jq .kallsyms_readable "$out/d.json")" "${kallsyms:-false}"
+# Drainers walk every program only when told of a change, where perf
+# tells of program loads and unloads (the probe opens that event itself).
+case $(python3 tests/e2e/probe_host.py bpf_events) in
+allowed) want=watch ;;
+*) want=walk ;;
+esac
+check_eq "program list: $want (perf's program events: $(python3 tests/e2e/probe_host.py bpf_events))" \
+	"$(jq -r .program_list.mode "$out/d.json")" "$want"
+BPFSTDERR_FULL_WALK=1 "$BPFSTDERR" doctor --json > "$out/walk.json"
+check_eq "BPFSTDERR_FULL_WALK=1: every cycle walks" \
+	"$(jq -r '.program_list | "\(.mode) \(.full_walk_set) \(.errno)"' "$out/walk.json")" "walk true null"
 bpffs=$(findmnt -n -t bpf -o TARGET | head -n 1)
 check_eq "bpffs" "$(jq -r '.bpffs // ""' "$out/d.json")" "$bpffs"
 
@@ -50,4 +61,5 @@ check_eq "--vmlinux with DWARF" "$(jq .vmlinux.dwarf "$out/v.json")" \
 check_eq "a foreign vmlinux does not match the kernel" "$(jq .vmlinux.matches "$out/v.json")" false
 "$BPFSTDERR" doctor > "$out/plain.txt"
 check "plain doctor names the write verdict" grep -q "^stream writes" "$out/plain.txt"
+check "plain doctor says how the program list is kept" grep -q "^program list  *\(watched\|walked\)" "$out/plain.txt"
 finish

@@ -84,6 +84,17 @@ check_eq "no demo source loads: exit 3" "$rc" 3
 check_eq "no demo source loads: one line naming every source, step and errno" "$(cat "$out/none.err")" \
 	"bpfstderr: cannot load the demo programs: this host refuses arena (loading its programs: EPERM), may_goto (loading its programs: EPERM), res_spin_lock (loading its programs: EPERM), print (loading its programs: EPERM); \`bpfstderr doctor\` says why"
 
+# The watch refused: doctor says every cycle walks and why; drainers walk.
+refusing BPFSTDERR_REFUSE_PROG=watch_check "$BPFSTDERR" doctor --json > "$out/walk.json"
+check_eq "watch refused: doctor says every cycle walks, with the errno" \
+	"$(jq -r '.program_list | "\(.mode) \(.errno)"' "$out/walk.json")" "walk EPERM"
+start_holder W writer || fail "load writer"
+wid=$(prog_id W writer)
+refusing BPFSTDERR_REFUSE_PROG=watch_check "$BPFSTDERR" top -b -n 2 -d 0.1 > "$out/walk.top" 2> "$out/walk.err"; rc=$?
+check_eq "watch refused: top -b runs (exit 0)" "$rc" 0
+check "watch refused: top lists a program loaded now" grep -qE "^ *$wid " "$out/walk.top"
+stop_holder W
+
 # Any refused call: EPERM with CAP_SYS_ADMIN held is not "needs CAP_SYS_ADMIN".
 refusing BPFSTDERR_REFUSE_PROG=list_progs "$BPFSTDERR" list > /dev/null 2> "$out/list.err"; rc=$?
 check_eq "list, iterator refused: exit 3" "$rc" 3

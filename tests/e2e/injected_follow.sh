@@ -76,6 +76,20 @@ print(b.count(b"\x7f") + sum(b.count(bytes([0xc2, c])) for c in range(0x80, 0xa0
 		"$(jq -s '[.[] | select(.kind == "fault" and .fault.incomplete)] | length' "$out/ev.$chunk")" 1
 done
 
+# The same drained with every cycle walking the whole program list (the
+# fallback where the watch is refused): the same events, in the same order.
+for chunk in 7 4096; do
+	d=$(mktmp)
+	make_fixtures "$d"
+	(export BPFSTDERR_FULL_WALK=1; follow_all "$d" "$chunk" "$out/walk.$chunk" --json); rc=$?
+	check_eq "chunk $chunk, full walk: SIGINT ends follow with 0" "$rc" 0
+	res=$(python3 tests/e2e/reconstruct.py "$out/walk.$chunk" "$id" "$d/$id.1" "$d/$id.2")
+	check_eq "chunk $chunk, full walk: every byte back exactly once, in order" "$res" ""
+	check_eq "chunk $chunk: the same events with the watch and with the full walk" \
+		"$(jq -c '[.stream, .kind, .text, .fault.kind]' "$out/walk.$chunk" | md5sum)" \
+		"$(jq -c '[.stream, .kind, .text, .fault.kind]' "$out/ev.$chunk" | md5sum)"
+done
+
 ev=$out/ev.4096
 check_eq "fault kinds in order" \
 	"$(jq -r 'select(.kind == "fault") | .fault.kind' "$ev" | paste -sd' ')" \

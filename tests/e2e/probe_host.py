@@ -6,6 +6,8 @@ test's skip must agree with.
 
     probe_host.py arena      create an arena map
     probe_host.py may_goto   load a program with a may_goto instruction
+    probe_host.py bpf_events open a perf event for program loads and unloads
+                             (PERF_RECORD_BPF_EVENT) on every possible CPU
 
 Exit 0 and "allowed"; exit 1 and "refused ERRNO_NAME" for EPERM or EACCES
 (what a host's policy says); exit 3 and "error ERRNO_NAME" for anything
@@ -53,8 +55,38 @@ def may_goto():
     return bpf(BPF_PROG_LOAD, attr)
 
 
+SYS_PERF_EVENT_OPEN = 298  # x86_64
+PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY = 1, 9
+ATTR_BPF_EVENT = 1 << 30  # the bit after ksymbol in perf_event_attr's flags
+
+
+def possible_cpus():
+    with open("/sys/devices/system/cpu/possible") as f:
+        last = f.read().strip().split(",")[-1]
+    return int(last.split("-")[-1]) + 1
+
+
+def bpf_events():
+    attr = bytearray(128)
+    struct.pack_into("IIQ", attr, 0, PERF_TYPE_SOFTWARE, len(attr), PERF_COUNT_SW_DUMMY)
+    struct.pack_into("Q", attr, 40, ATTR_BPF_EVENT)
+    buf = ctypes.create_string_buffer(bytes(attr), len(attr))
+    fds = []
+    for cpu in range(possible_cpus()):
+        fd = libc.syscall(SYS_PERF_EVENT_OPEN, buf, -1, cpu, -1, 0)
+        if fd < 0:
+            err = ctypes.get_errno()
+            for f in fds:
+                os.close(f)
+            return fd, err
+        fds.append(fd)
+    for f in fds[1:]:
+        os.close(f)
+    return fds[0], 0
+
+
 def main():
-    probes = {"arena": arena, "may_goto": may_goto}
+    probes = {"arena": arena, "may_goto": may_goto, "bpf_events": bpf_events}
     if len(sys.argv) != 2 or sys.argv[1] not in probes:
         print("usage: probe_host.py {%s}" % "|".join(probes), file=sys.stderr)
         return 2

@@ -4,9 +4,14 @@
  *    the same, still running, observer;
  *  - writes of known lengths show up in the iterator's capacity exactly as
  *    the kernel's rule says (charged before allocation, refused with
- *    -ENOSPC once the total would reach BPF_STREAM_MAX_CAPACITY).
+ *    -ENOSPC once the total would reach BPF_STREAM_MAX_CAPACITY);
+ *  - progs__refresh(), with the watch and without (BPFSTDERR_FULL_WALK),
+ *    gives the list a whole snapshot gives, and bpftool agrees on our
+ *    program, as programs are loaded, written to, unloaded and replaced;
+ *    with the watch, a refresh with nothing changed reads nothing.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 
 #include "health.h"
 #include "progs.h"
+#include "stream.h"
 #include "writer.skel.h"
 #include "../unit/unit.h"
 #include "../../bpf/stream_ids.h"
@@ -172,6 +178,275 @@ static void test_capacity(struct progs *p)
 	writer_bpf__destroy(w);
 }
 
+
+/* bpftool's tag for id, or "" when bpftool does not list it. */
+static void bpftool_tag(__u32 id, char *tag, size_t len)
+{
+	char cmd[96], line[4096], *t;
+	FILE *f;
+
+	tag[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "bpftool prog show id %u -j 2>/dev/null", id);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (t = strstr(line, "\"tag\":\"")))
+		snprintf(tag, len, "%.16s", t + 7);
+	pclose(f);
+}
+
+static bool same_prog(const struct prog *a, const struct prog *b)
+{
+	return prog_ident__same(&a->ident, &b->ident) && !strcmp(a->ident.name, b->ident.name) &&
+	       a->has_streams == b->has_streams && !memcmp(a->capacity, b->capacity, sizeof(a->capacity)) &&
+	       !memcmp(a->dropped_msgs, b->dropped_msgs, sizeof(a->dropped_msgs));
+}
+
+static bool same_owners(const struct prog *a, const struct prog *b)
+{
+	int i;
+
+	if (a->owner_cnt != b->owner_cnt)
+		return false;
+	for (i = 0; i < a->owner_cnt; i++)
+		if (a->owners[i].pid != b->owners[i].pid || strcmp(a->owners[i].comm, b->owners[i].comm))
+			return false;
+	return true;
+}
+
+/* l and the snapshot s agree, leaving out what each observer hides of
+ * itself; a program of ours (id) has the same owners in both.
+ */
+static bool lists_agree(const struct prog_list *l, const struct prog_list *s, struct progs *r,
+			struct progs *p, __u32 id)
+{
+	const struct prog *a, *b;
+	size_t i;
+
+	for (i = 0; i < s->cnt; i++) {
+		b = &s->progs[i];
+		a = prog_list__find(l, b->ident.id);
+		if (!a ? !progs__own(r, b->ident.id) : !same_prog(a, b))
+			return false;
+		if (a && b->ident.id == id && !same_owners(a, b))
+			return false;
+	}
+	for (i = 0; i < l->cnt; i++)
+		if (!prog_list__find(s, l->progs[i].ident.id) && !progs__own(p, l->progs[i].ident.id))
+			return false;
+	return true;
+}
+
+static bool snapshots_equal(const struct prog_list *x, const struct prog_list *y)
+{
+	size_t i;
+
+	if (x->cnt != y->cnt)
+		return false;
+	for (i = 0; i < x->cnt; i++)
+		if (!same_prog(&x->progs[i], &y->progs[i]))
+			return false;
+	return true;
+}
+
+/* progs__refresh(r) against whole snapshots taken around it by p, over
+ * the whole list; others load programs on this machine too, so a try
+ * counts only when the snapshots before and after it are equal. Our
+ * program id (0: none) is listed, as bpftool lists it, or not at all.
+ * *gen: the refreshed list's.
+ */
+static void refresh_agrees(struct progs *r, struct progs *p, __u32 id, bool loaded,
+			   unsigned long long *gen, const char *what)
+{
+	struct prog_list before = {}, after = {};
+	const struct prog_list *l = NULL;
+	bool stable = false, agree = false;
+	const struct prog *a = NULL;
+	char tag[32] = "";
+	int try;
+
+	for (try = 0; try < 20 && !stable; try++) {
+		prog_list__free(&before);
+		prog_list__free(&after);
+		if (progs__snapshot(p, &before, PROGS_OWNERS) || progs__refresh(r, &l, PROGS_OWNERS) ||
+		    progs__snapshot(p, &after, PROGS_OWNERS))
+			break;
+		stable = snapshots_equal(&before, &after);
+	}
+	CHECK(stable && l, "%s: a quiet moment to compare in", what);
+	if (stable && l) {
+		agree = lists_agree(l, &after, r, p, id);
+		a = prog_list__find(l, id);
+		*gen = l->gen;
+	}
+	CHECK(agree, "%s: progs__refresh() (%s) lists what a whole snapshot lists", what, progs__mode(r));
+	if (!id)
+		goto out;
+	bpftool_tag(id, tag, sizeof(tag));
+	CHECK(!a == !loaded && !tag[0] == !loaded, "%s: program %u %s (refresh: %s, bpftool: %s)", what, id,
+	      loaded ? "listed" : "gone", a ? "listed" : "not listed", tag[0] ? "listed" : "not listed");
+	if (a && tag[0])
+		CHECK_STR(a->ident.tag, tag);
+out:
+	prog_list__free(&before);
+	prog_list__free(&after);
+}
+
+static bool still_loaded(__u32 id)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void unload(struct writer_bpf *w, __u32 id)
+{
+	int i;
+
+	writer_bpf__destroy(w);
+	/* the kernel frees a program from a workqueue after the last ref */
+	for (i = 0; i < 50 && still_loaded(id); i++)
+		usleep(100 * 1000);
+}
+
+/* The same refresh gen: nothing was read again. Only with the watch. */
+static void check_unchanged(struct progs *r, unsigned long long was, unsigned long long now,
+			    const char *what)
+{
+	if (strcmp(progs__mode(r), "watch"))
+		return;
+	CHECK(was == now, "%s: with nothing changed, the list was not read again (gen %llu, %llu)",
+	      what, was, now);
+}
+
+static void check_changed(unsigned long long was, unsigned long long now, const char *what)
+{
+	CHECK(was != now, "%s: a new list (gen %llu, %llu)", what, was, now);
+}
+
+/* A child holding an fd of id until it reads from *to; its pid. */
+static pid_t hold_fd(__u32 id, int *to)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) < 0 || fd < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	*to = pipefd[1];
+	return pid;
+}
+
+/* Owners are looked up when programs come, and at least every
+ * PROGS_OWNERS_MAX_AGE seconds: a process that takes an fd of a listed
+ * program shows within that time. The child holds it until *to closes.
+ */
+static pid_t check_new_owner(struct progs *r, struct progs *p, __u32 id, int *to)
+{
+	unsigned long long gen;
+	const struct prog_list *l;
+	const struct prog *a;
+	pid_t pid;
+
+	pid = hold_fd(id, to);
+	CHECK(pid > 0, "a child holds program %u", id);
+	if (pid <= 0)
+		return pid;
+	sleep(PROGS_OWNERS_MAX_AGE + 1);
+	refresh_agrees(r, p, id, true, &gen, "a second owner, after PROGS_OWNERS_MAX_AGE");
+	a = progs__refresh(r, &l, PROGS_OWNERS) ? NULL : prog_list__find(l, id);
+	CHECK(a && a->owner_cnt == 2, "program %u: 2 owners (%d)", id, a ? a->owner_cnt : -1);
+	return pid;
+}
+
+static void release(pid_t pid, int to)
+{
+	if (pid <= 0)
+		return;
+	close(to);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_refresh(struct progs *p, bool watch)
+{
+	unsigned long long g0 = 0, g1 = 0;
+	struct writer_bpf *w, *w2;
+	int model = 0, out = 0, to = -1;
+	struct progs *r;
+	pid_t child = 0;
+	char buf[4096];
+	__u32 id, id2;
+
+	if (watch)
+		unsetenv("BPFSTDERR_FULL_WALK");
+	else
+		setenv("BPFSTDERR_FULL_WALK", "1", 1);
+	if (progs__open(&r)) {
+		CHECK(0, "open a second observer");
+		return;
+	}
+	CHECK(!progs__watch(r) == !strcmp(progs__mode(r), "watch"), "mode %s", progs__mode(r));
+	if (watch && progs__watch(r))
+		fprintf(stderr, "note: the watch is refused here (%s): both runs walk\n",
+			strerror(-progs__watch(r)));
+	CHECK(watch || !strcmp(progs__mode(r), "walk (BPFSTDERR_FULL_WALK)"), "mode %s", progs__mode(r));
+	refresh_agrees(r, p, 0, false, &g0, "start");
+	refresh_agrees(r, p, 0, false, &g1, "idle");
+	w = load_writer();
+	CHECK(w != NULL, "writer loaded");
+	if (!w)
+		goto out;
+	id = prog_id_of(bpf_program__fd(w->progs.writer));
+	refresh_agrees(r, p, id, true, &g0, "loaded");
+	refresh_agrees(r, p, id, true, &g1, "idle after the load");
+	check_unchanged(r, g0, g1, "idle after the load");
+	if (watch)
+		child = check_new_owner(r, p, id, &to);
+	run_writes(w, STREAM_STDERR, 10, 37, &model);
+	refresh_agrees(r, p, id, true, &g0, "370 bytes written to stderr");
+	check_changed(g1, g0, "written to");
+	refresh_agrees(r, p, id, true, &g1, "idle after the writes");
+	check_unchanged(r, g0, g1, "idle after the writes");
+	run_writes(w, STREAM_STDOUT, 3, 11, &out);
+	refresh_agrees(r, p, id, true, &g0, "33 bytes written to stdout");
+	/* read until empty: here nothing is readable, elsewhere all is */
+	while (stream_read_fd(bpf_program__fd(w->progs.writer), STREAM_STDERR, buf, sizeof(buf)) > 0)
+		;
+	refresh_agrees(r, p, id, true, &g1, "stderr read");
+	release(child, to);
+	unload(w, id);
+	refresh_agrees(r, p, id, false, &g0, "unloaded");
+	check_changed(g1, g0, "unloaded");
+	/* replaced: one program goes and another comes between two refreshes */
+	w = load_writer();
+	id = w ? prog_id_of(bpf_program__fd(w->progs.writer)) : 0;
+	refresh_agrees(r, p, id, true, &g1, "another loaded");
+	w2 = load_writer();
+	id2 = w2 ? prog_id_of(bpf_program__fd(w2->progs.writer)) : 0;
+	unload(w, id);
+	refresh_agrees(r, p, id, false, &g0, "replaced: the first gone");
+	refresh_agrees(r, p, id2, true, &g1, "replaced: the second listed");
+	check_unchanged(r, g0, g1, "idle after the replacement");
+	if (w2)
+		unload(w2, id2);
+out:
+	progs__close(r);
+	unsetenv("BPFSTDERR_FULL_WALK");
+}
+
 int main(void)
 {
 	struct progs *p;
@@ -182,6 +457,8 @@ int main(void)
 	}
 	test_owner_exit(p);
 	test_capacity(p);
+	test_refresh(p, true);
+	test_refresh(p, false);
 	progs__close(p);
 	return unit_done();
 }
