@@ -54,6 +54,11 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	"  prog INTEGER NOT NULL REFERENCES progs(row), tag TEXT NOT NULL, off INTEGER NOT NULL,"
 	"  func BLOB, file BLOB, line INTEGER NOT NULL, col INTEGER NOT NULL, src BLOB,"
 	"  PRIMARY KEY (prog, tag, off));",
+	/* 2: where each forwarder (record --journald) is in the events, and
+	 * an id that tells this journal's seqs from another's
+	 */
+	"CREATE TABLE sinks (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
+	"INSERT OR IGNORE INTO meta (key, value) VALUES ('journal_id', random() & 0x7fffffffffffffff);",
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
@@ -63,7 +68,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_CNT,
+	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_CNT,
 };
 
 static const char *const stmt_sql[S_CNT] = {
@@ -93,6 +98,9 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_SINCE] = "SELECT min(seq) FROM events WHERE ts >= ?1",
 	[S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) "
 		       "ON CONFLICT (key) DO UPDATE SET value = ?2",
+	[S_SINK_GET] = "SELECT seq FROM sinks WHERE name = ?1",
+	[S_SINK_SET] = "INSERT INTO sinks (name, seq) VALUES (?1, ?2) "
+		       "ON CONFLICT (name) DO UPDATE SET seq = ?2",
 };
 
 struct journal {
@@ -918,6 +926,46 @@ int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx)
 	if (!err && rc != SQLITE_DONE)
 		err = fail(j, rc, "cannot read the journal");
 	return err;
+}
+
+/* ---- sinks ---------------------------------------------------------------------- */
+
+long long journal__id(struct journal *j)
+{
+	return meta_get(j, "journal_id", 0);
+}
+
+int journal__sink_get(struct journal *j, const char *name, long long *seq)
+{
+	sqlite3_stmt *st = stmt(j, S_SINK_GET);
+	int rc;
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*seq = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	return rc == SQLITE_ROW ? 0 : fail(j, rc, "cannot read the journal");
+}
+
+int journal__sink_set(struct journal *j, const char *name, long long seq)
+{
+	sqlite3_stmt *st;
+	int err = journal__begin(j);
+
+	if (err)
+		return err;
+	st = stmt(j, S_SINK_SET);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	err = done(j, st);
+	if (err) {
+		journal__rollback(j);
+		return err;
+	}
+	return journal__commit(j);
 }
 
 /* ---- retention -------------------------------------------------------------------- */
