@@ -106,6 +106,28 @@ prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
 	awk -v n="$2" '$2 == n { print $1; exit }' <<<"${!progs}"
 }
 
+# pin_capacity DIR: an oracle for stream capacity that is not bpfstderr: a
+# bpffs mounted at DIR and the capacity iterator pinned there by bpftool;
+# then capacity ID prints the program's stderr capacity, read with awk.
+# The caller removes DIR/cap and unmounts DIR.
+pin_capacity() {
+	CAPACITY_PIN=$1/cap
+	mount -t bpf bpf "$1" &&
+		bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$CAPACITY_PIN"
+}
+capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
+
+# faulting_progs VAR: "KIND ID" per demo fault source the holder VAR
+# loaded (KIND as holdprog's fault command names it).
+faulting_progs() {
+	local kind id
+	for kind in arena_read may_goto deadlock; do
+		id=$(prog_id "$1" "demo_$kind")
+		[ -n "$id" ] && echo "$kind $id"
+	done
+	return 0
+}
+
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

@@ -9,12 +9,14 @@
 #include <string.h>
 
 #include "journal_cli.h"
+#include "journald.h"
 #include "main.h"
 #include "session.h"
 
 static struct record_env {
 	double interval;
 	struct retention ret;
+	bool journald;
 } env = {
 	.interval = 1.0,
 	.ret = { .max_age = JOURNAL_DEFAULT_MAX_AGE, .max_size = JOURNAL_DEFAULT_MAX_SIZE },
@@ -23,12 +25,14 @@ static struct record_env {
 enum {
 	OPT_MAX_AGE = 0x100,
 	OPT_MAX_SIZE,
+	OPT_JOURNALD,
 };
 
 static const struct argp_option opts[] = {
 	{ "interval", 'd', "SECS", 0, "Drain every SECS (default 1, 0.01 to 3600)", 0 },
 	{ "max-age", OPT_MAX_AGE, "AGE", 0, "Drop events older than AGE: 30s, 15m, 12h, 7d, 2w; 0 keeps all (default 7d, at most 100000d)", 0 },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "Keep the database under SIZE: 1M, 64M, 1G; 0 for no limit (default 128M, least 1M)", 0 },
+	{ "journald", OPT_JOURNALD, NULL, 0, "Also send each fault and message to the systemd journal, once; new events only on a journal's first run", 0 },
 	{},
 };
 
@@ -50,6 +54,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "invalid size '%s' (at least 1M, e.g. 64M, 1G; 0: no limit)", arg);
 		break;
+	case OPT_JOURNALD:
+		env.journald = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -59,6 +66,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* --journald: sends what the journal has, before retention prunes it */
+static struct journald *jsink;
+
 static int cycle(struct session *s)
 {
 	long got = pipeline__cycle_fresh(s->pl, s->progs);
@@ -66,6 +76,9 @@ static int cycle(struct session *s)
 
 	if (got < 0)
 		return got;
+	err = journald__send(jsink, s->pl);
+	if (err)
+		return err;
 	/* idle cycles commit nothing: age limits still apply; a full file
 	 * system stops reads (the pipeline said so) and not the recorder
 	 */
@@ -86,7 +99,8 @@ static int run(struct session *s)
 	 * the journal had no room for go to a spill file
 	 */
 	err = err ?: cycle(s);
-	return err ?: pipeline__flush(s->pl);
+	err = err ?: pipeline__flush(s->pl);
+	return err ?: journald__send(jsink, NULL);
 }
 
 int do_record(int argc, char **argv)
@@ -119,10 +133,12 @@ int do_record(int argc, char **argv)
 	if (rc)
 		goto out;
 	err = journal__set_retention(s.journal, &env.ret);
+	err = err ?: env.journald ? journald__open(&jsink, s.journal) : 0;
 	err = err ?: run(&s);
 	if (err)
 		rc = session__failed(&s, err, "record");
 out:
+	journald__close(jsink);
 	session__close(&s);
 	return rc;
 }

@@ -9,21 +9,12 @@
 out=$(mktmp)
 mnt=$out/bpffs
 mkdir -p "$mnt"
-mount -t bpf bpf "$mnt" || { fail "mount bpffs"; finish; }
-trap 'rm -f "$mnt/cap"; umount "$mnt"; cleanup' EXIT
-bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$mnt/cap" ||
-	{ fail "pin the oracle iterator"; finish; }
-oracle() { awk -v id="$1" '$1 == id { print $3 }' "$mnt/cap"; }
+trap 'rm -f "$mnt/cap"; umount "$mnt" 2>/dev/null; cleanup' EXIT
+pin_capacity "$mnt" || { fail "mount bpffs, pin the oracle iterator"; finish; }
 
 start_holder H demo || { fail "load demo programs"; finish; }
 check_refusals H
-# The fault kinds whose programs loaded: "KIND ID" (KIND as holdprog's
-# fault command names it).
-faulting=""
-for kind in arena_read may_goto deadlock; do
-	id=$(prog_id H "demo_$kind")
-	[ -n "$id" ] && faulting+="$kind $id"$'\n'
-done
+faulting=$(faulting_progs H)
 [ -n "$faulting" ] || { fail "some demo fault source loads"; finish; }
 read -r kind first <<<"$faulting"
 
@@ -38,7 +29,7 @@ for n in 3 7; do
 	total=$((total + n))
 	p=$(report_prog "$first")
 	lost=$(jq .streams.stderr.lost_bytes <<<"$p")
-	check_eq "after $total $kind faults: lost bytes = iterator's capacity" "$lost" "$(oracle "$first")"
+	check_eq "after $total $kind faults: lost bytes = iterator's capacity" "$lost" "$(capacity "$first")"
 	if [ "$(jq .fault_count <<<"$p")" = "$total" ]; then
 		pass "after $total $kind faults: all $total reports readable (writes work here)"
 	else
@@ -61,7 +52,7 @@ check_eq "reports lost or faults found: exit 1" "$rc" 1
 while read -r kind id; do
 	[ -n "$id" ] || continue
 	check_eq "program $id ($kind): lost bytes = iterator's capacity" \
-		"$(jq ".programs[] | select(.id == $id) | .streams.stderr.lost_bytes" "$out/all.json")" "$(oracle "$id")"
+		"$(jq ".programs[] | select(.id == $id) | .streams.stderr.lost_bytes" "$out/all.json")" "$(capacity "$id")"
 done <<<"$faulting"
 check "the programs losing reports are counted" \
 	[ "$(jq .summary.programs_losing_reports "$out/all.json")" -ge "$(grep -c . <<<"$faulting")" ]
