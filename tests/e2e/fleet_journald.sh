@@ -257,4 +257,38 @@ check_eq "live: nothing on stderr" "$(cat "$t/live.err")" ""
 stop_holder F
 rm -f "$mnt/cap"; umount "$mnt"
 
+
+# -- 6. a BPF frame the report gives no source for: BPF_FAULT_SITE from the
+# program's line info, recorded when the fault was drained; the oracle is
+# the kernel's jited line info (holdprog linfo) and /proc/kallsyms
+start_holder S subprogs writer || { fail "load subprogs and writer"; finish; }
+sid=$(prog_id S subprogs_main); wid=$(prog_id S writer)
+echo linfo >&"$S_IN"
+: > "$t/linfo"
+while IFS= read -r -t 10 -u "$S_OUT" line && [ "$line" != end ]; do echo "$line" >> "$t/linfo"; done
+holder_cmd S "write 2 1 4" > /dev/null
+# the frame: the main function, just past its last line entry (a return
+# address: the entry below it is the line)
+read -r frame want < <(python3 - "$t/linfo" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+fns = [(int(a, 16), int(n)) for _, a, n in (l.split() for l in lines if l.startswith("fn "))]
+li = [(int(a, 16), int(ln), f.strip()) for _, a, ln, f in (l.split(maxsplit=3) for l in lines if l.startswith("li "))]
+ksyms = {int(l.split()[0], 16): l.split()[2] for l in open("/proc/kallsyms")}
+lo, n = next((lo, n) for lo, n in fns if ksyms[lo].endswith("_subprogs_main"))
+addr, line, f = [e for e in li if lo <= e[0] < lo + n][-1]
+print(f"{ksyms[lo]}+{addr - lo + 1:#x}/{n:#x} {f}:{line}")
+PY
+)
+d=$(mktmp); J=$t/site.db
+: > "$d/$wid.1"
+printf 'ERROR: Arena READ access at unmapped address 0x10\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n%s\nbpf_prog_test_run_syscall+0x10f/0x1f0\n\n' "$frame" > "$d/$wid.2"
+shim "$d" record -d 0.1 --journald --journal "$J" 2> "$t/site.err" & rpid=$!
+wait_served "$d" "$wid"; sleep 0.5
+stop_record "$rpid"
+entries "$t/site.json"; JID=$(jid "$J")
+check_eq "BPF_FAULT_SITE of $frame: the line info's $want" \
+	"$(jq -r "select(.BPFSTDERR_JOURNAL_ID == \"$JID\" and .BPF_PROG_ID == \"$wid\" and .PRIORITY == \"3\") | .BPF_FAULT_SITE" "$t/site.json")" "$want"
+stop_holder S
+
 finish
