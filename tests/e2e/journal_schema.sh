@@ -28,6 +28,13 @@ fpid=$!
 for i in $(seq 100); do [ -e "$d/live.db-wal" ] && [ -e "$d/live.db-shm" ] && break; sleep 0.1; done
 check_eq "while in use, its -wal and -shm files are 0600 too (umask 022)" \
 	"$(stat -c %a "$d/live.db-wal" "$d/live.db-shm" 2>&1 | paste -sd' ')" "600 600"
+# SQLite's own locks stay held while the journal is open: closing any
+# descriptor of a file drops every POSIX lock the process has on it, and
+# another process would then take itself for the only user and reset the
+# WAL. The kernel's lock table is the oracle.
+ino=$(stat -c %i "$d/live.db-shm")
+check "while in use, SQLite's lock on the -shm file is held (/proc/locks)" \
+	grep -qE "POSIX +ADVISORY +[A-Z]+ +$fpid +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks
 kill -INT "$fpid"; wait "$fpid"
 
 : > "$d/empty.db"
