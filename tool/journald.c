@@ -34,10 +34,11 @@
 #define MSGID_FAULT	"a77146d7d3a24473ad018bd478856d38"
 #define MSGID_MESSAGE	"d55eb863806c4cc1a7c69153f01d212b"
 #define MSGID_LOSING	"9192b49fcfe54d1dbc13d11b203f04f4"
+#define MSGID_PRUNED	"97e03b024faf426aa4f91be641462149"
 
 enum {
 	PRIO_ERR	= 3,	/* a fault */
-	PRIO_WARNING	= 4,	/* a program losing reports */
+	PRIO_WARNING	= 4,	/* a program losing reports, events pruned unsent */
 	PRIO_INFO	= 6,	/* a message */
 };
 
@@ -258,6 +259,39 @@ static void message_fields(struct entry *e, const struct jevent *je)
 		fprintf(field(e, "BPF_MESSAGE_PARTIAL"), "1");
 }
 
+/* The journal's retention removed events journald never took (it was
+ * away): said in the systemd journal too, so that the fleet sees it.
+ */
+static int send_pruned(struct journald *js, long long cnt)
+{
+	struct entry e;
+	int err = entry_begin(&e);
+
+	if (err)
+		return err;
+	fprintf(field(&e, "SYSLOG_IDENTIFIER"), "bpfstderr");
+	fprintf(field(&e, "MESSAGE_ID"), "%s", MSGID_PRUNED);
+	fprintf(field(&e, "PRIORITY"), "%d", PRIO_WARNING);
+	fprintf(field(&e, "MESSAGE"), "%lld events left bpfstderr's journal (retention) before "
+		"journald could take them", cnt);
+	fprintf(field(&e, "BPF_LOST_EVENTS"), "%lld", cnt);
+	fprintf(field(&e, "BPFSTDERR_JOURNAL_ID"), "%s", js->jid);
+	err = entry_send(&e);
+	entry_free(&e);
+	if (!err)
+		p_err("%lld events left the journal (retention) before journald could take them", cnt);
+	return err;
+}
+
+/* journald did not take an entry: STOP_AWAY, and why is kept */
+static int away(struct journald *js, int err)
+{
+	if (!err || err == -ENOMEM)
+		return err;
+	js->send_err = err;
+	return STOP_AWAY;
+}
+
 static int send_event(const struct jevent *je, void *ctx)
 {
 	bool fault = je->ev.kind == EV_FAULT;
@@ -265,9 +299,12 @@ static int send_event(const struct jevent *je, void *ctx)
 	struct entry e;
 	int err;
 
-	if (je->seq > js->sent + 1)
-		p_err("%lld events left the journal (retention) before journald could take them",
-		      je->seq - js->sent - 1);
+	if (je->seq > js->sent + 1) {
+		err = away(js, send_pruned(js, je->seq - js->sent - 1));
+		if (err)
+			return err;
+		js->sent = je->seq - 1;	/* said once */
+	}
 	err = entry_begin(&e);
 	if (err)
 		return err;
@@ -280,13 +317,7 @@ static int send_event(const struct jevent *je, void *ctx)
 		err = fault_fields(js, &e, je);
 	else
 		message_fields(&e, je);
-	if (!err) {
-		err = entry_send(&e);
-		if (err && err != -ENOMEM) {
-			js->send_err = err;
-			err = STOP_AWAY;
-		}
-	}
+	err = err ?: away(js, entry_send(&e));
 	entry_free(&e);
 	if (err)
 		return err;

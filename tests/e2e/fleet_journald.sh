@@ -205,6 +205,30 @@ check_eq "journald away twice: one entry per message, in order" "$res" ""
 res=$(python3 tests/e2e/journald_check.py once "$t/away2.json" "$JID" "$J")
 check_eq "journald away twice: every event once" "$res" ""
 
+# -- 3b. away longer than the journal keeps events: they are counted, once -
+stop_journald
+J=$t/pruned.db; d=$(mktmp)
+: > "$d/$id.1"; echo "pruned start" > "$d/$id.2"
+shim "$d" record -d 0.1 --max-age 1s --journald --journal "$J" 2> "$t/pruned.err" & rpid=$!
+sleep 0.5
+seq -f "pruned %g" 1 40 >> "$d/$id.1"
+wait_served "$d" "$id"
+gone=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select max(seq) from events').fetchone()[0])" "$J")
+for i in $(seq 100); do
+	[ "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from events').fetchone()[0])" "$J")" = 0 ] && break
+	sleep 0.1
+done
+check "retention (--max-age 1s) removed all $gone events journald did not take (Python's sqlite3)" test "$i" -lt 100
+start_journald
+echo "after" >> "$d/$id.1"
+wait_served "$d" "$id"; sleep 0.5
+stop_record "$rpid"
+entries "$t/pruned.json"; JID=$(jid "$J")
+check_eq "journald back: one warning counts the $gone events it missed, then the new event" \
+	"$(jq -r "select(.BPFSTDERR_JOURNAL_ID == \"$JID\") | [.PRIORITY, .BPF_LOST_EVENTS // .MESSAGE] | join(\" \")" "$t/pruned.json" | grep -v 'losing' | paste -sd'|')" \
+	"4 $gone|6 $id:$name stdout: after"
+check "record said so on stderr" grep -q "^bpfstderr: $gone events left the journal (retention) before journald could take them$" "$t/pruned.err"
+
 # -- 4. the first run on a journal with history: only new events ------------
 J=$t/hist.db; d=$(mktmp)
 make_fixtures "$d" "$id" old
