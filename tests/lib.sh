@@ -16,6 +16,9 @@ TEST_ROOT=$(mktemp -d /tmp/bpfstderr-test.XXXXXX)
 export BPFSTDERR_JOURNAL=$TEST_ROOT/journal.db
 # ... and a symbolization cache of its own, never /var/cache/bpfstderr.
 export BPFSTDERR_CACHE_DIR=$TEST_ROOT/cache
+# ... and a tmux server of its own: a pane takes its environment from the
+# server, so a shared one would run top on another test's journal.
+export TMUX_TMPDIR=$TEST_ROOT
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
@@ -106,13 +109,13 @@ prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
 	awk -v n="$2" '$2 == n { print $1; exit }' <<<"${!progs}"
 }
 
-# pin_capacity DIR: an oracle for stream capacity that is not bpfstderr: a
-# bpffs mounted at DIR and the capacity iterator pinned there by bpftool;
-# then capacity ID prints the program's stderr capacity, read with awk.
-# The caller removes DIR/cap and unmounts DIR.
+# pin_capacity DIR: mount a bpffs at DIR and pin there the independent
+# iterator (bpftool iter pin) that prints each program's stream capacity;
+# then capacity ID prints a program's stderr capacity. The caller unpins
+# (rm DIR/cap) and unmounts.
 pin_capacity() {
 	CAPACITY_PIN=$1/cap
-	mount -t bpf bpf "$1" &&
+	mkdir -p "$1" && mount -t bpf bpf "$1" &&
 		bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$CAPACITY_PIN"
 }
 capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }

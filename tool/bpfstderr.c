@@ -48,8 +48,9 @@ static void usage(FILE *f)
 		   "  3  permission: a needed capability is missing (CAP_SYS_ADMIN), or the\n"
 		   "     kernel refused a BPF call although it is held (the message says which)\n"
 		   "  4  the kernel lacks BTF or BPF streams\n"
-		   "  5  any other error, among them a journal refused or not writable,\n"
-		   "     or standard output that cannot be written (| head is not one)\n"
+		   "  5  any other error, among them a journal refused or not writable, a\n"
+		   "     metrics address that cannot be listened on, or standard output\n"
+		   "     that cannot be written (| head is not one)\n"
 		   "  6  a program given on the command line does not exist\n",
 		bin_name);
 }
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 	char prog_name[64];
 
 	argp_err_exit_status = EXIT_USAGE;
+	output_keep_stdout_errno();
 	atexit(close_stdout);
 	libbpf_set_print(libbpf_print);
 	if (argc < 2) {

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "main.h"
@@ -207,6 +208,40 @@ static char *base64(const unsigned char *s, size_t len)
 	return out;
 }
 
+/* Code points that become U+FFFD in a label value: invalid UTF-8 and what
+ * a terminal acts on (the formats cannot escape them; a scrape may be
+ * read with curl on a terminal).
+ */
+static bool label_replaced(const unsigned char *s, int n)
+{
+	if (!n)
+		return true;
+	if (n == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	return cp_is_control(utf8_decode(s, n));
+}
+
+int fput_label_value(FILE *f, const void *buf, size_t len)
+{
+	const unsigned char *s = buf;
+	size_t i = 0;
+	int n, rc = 0;
+
+	while (i < len && rc >= 0) {
+		n = utf8_seq_len(s + i, len - i);
+		if (s[i] == '\\' || s[i] == '"')
+			rc = fprintf(f, "\\%c", s[i]);
+		else if (s[i] == '\n')
+			rc = fputs("\\n", f);
+		else if (label_replaced(s + i, n))
+			rc = fputs("\xef\xbf\xbd", f);	/* U+FFFD */
+		else
+			rc = fwrite(s + i, 1, n, f) == (size_t)n ? 0 : -1;
+		i += n ? n : 1;
+	}
+	return rc < 0 ? -EIO : 0;
+}
+
 void json_add_bytes(struct json_object *obj, const char *key, const void *buf, size_t len)
 {
 	char b64key[64];
@@ -294,12 +329,52 @@ int json_print(struct json_object *obj, FILE *f)
 	return 0;
 }
 
+/* The errno of the last write to standard output that failed. stdio
+ * drops a buffer it could not write and keeps only an error flag, so when
+ * the failure happened before the last flush (output larger than a
+ * buffer), its errno would be gone by then: ENOSPC would read as EIO.
+ */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	(void)cookie;
+	while (done < len) {
+		n = write(STDOUT_FILENO, buf + done, len - done);
+		if (n < 0) {
+			/* EINTR too: an ending signal must end a write into a full pipe */
+			stdout_errno = errno;
+			break;
+		}
+		done += n;
+	}
+	return done;	/* short: stdio sets the stream's error flag */
+}
+
+void output_keep_stdout_errno(void)
+{
+	FILE *f;
+
+	/* a terminal keeps glibc's own stream: ncurses and isatty(fileno()) need its fd */
+	if (isatty(STDOUT_FILENO))
+		return;
+	f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = stdout_write });
+	if (f)
+		stdout = f;
+}
+
 int output_flush(FILE *f)
 {
+	int err;
+
 	errno = 0;
-	if (fflush(f))
-		return errno ? -errno : -EIO;
-	return ferror(f) ? -EIO : 0;
+	if (!fflush(f) && !ferror(f))
+		return 0;
+	err = f == stdout && stdout_errno ? stdout_errno : errno;
+	return err ? -err : -EIO;
 }
 
 int output_failed(int err)

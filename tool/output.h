@@ -36,12 +36,24 @@ void json_add_int(struct json_object *obj, const char *key, long long v);
 void json_add_bool(struct json_object *obj, const char *key, bool v);
 void json_add_null(struct json_object *obj, const char *key);
 
+/* A label value of the Prometheus text format and OpenMetrics (they escape
+ * alike): backslash, double quote and newline escaped, invalid UTF-8 as
+ * U+FFFD, so that any bytes make a valid exposition; control bytes, C1
+ * controls and bidi overrides, which neither format can escape and a
+ * terminal would act on, become U+FFFD too. 0, or -EIO.
+ */
+int fput_label_value(FILE *f, const void *buf, size_t len);
+
 /* One JSON value on one line, safe to cat to a terminal: DEL, C1 controls
  * and bidi overrides escaped as \uNNNN, invalid UTF-8 as U+FFFD. 0, or
  * -errno of the failed write.
  */
 int json_print(struct json_object *obj, FILE *f);
 
+/* Standard output, when not a terminal, becomes a stream that keeps the
+ * errno of its failed writes, for output_flush(). Called first in main().
+ */
+void output_keep_stdout_errno(void);
 /* Flushes f: 0, or -errno of a write to f that failed since the last
  * check (-EIO when that errno is gone; -EPIPE: the reader went away).
  */

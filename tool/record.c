@@ -7,24 +7,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "journal_cli.h"
 #include "journald.h"
 #include "main.h"
+#include "metrics.h"
 #include "session.h"
 
 static struct record_env {
 	double interval;
 	struct retention ret;
+	struct metrics_opts metrics;	/* served when addr.port is set */
+	struct metrics *m;
 	bool journald;
 } env = {
 	.interval = 1.0,
 	.ret = { .max_age = JOURNAL_DEFAULT_MAX_AGE, .max_size = JOURNAL_DEFAULT_MAX_SIZE },
+	.metrics = { .keep = METRICS_DEFAULT_KEEP },
 };
 
 enum {
 	OPT_MAX_AGE = 0x100,
 	OPT_MAX_SIZE,
+	OPT_METRICS_ADDRESS,
+	OPT_METRICS_KEEP,
 	OPT_JOURNALD,
 };
 
@@ -32,6 +39,8 @@ static const struct argp_option opts[] = {
 	{ "interval", 'd', "SECS", 0, "Drain every SECS (default 1, 0.01 to 3600)", 0 },
 	{ "max-age", OPT_MAX_AGE, "AGE", 0, "Drop events older than AGE: 30s, 15m, 12h, 7d, 2w; 0 keeps all (default 7d, at most 100000d)", 0 },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "Keep the database under SIZE: 1M, 64M, 1G; 0 for no limit (default 128M, least 1M)", 0 },
+	{ "metrics-address", OPT_METRICS_ADDRESS, "HOST:PORT", 0, "Serve Prometheus metrics at http://HOST:PORT/metrics ([IPV6]:PORT; 0.0.0.0 for every interface)", 0 },
+	{ "metrics-keep", OPT_METRICS_KEEP, "AGE", 0, "An unloaded program's series stay AGE, then leave: 30s, 10m, 1h; 0: at once (default 10m)", 0 },
 	{ "journald", OPT_JOURNALD, NULL, 0, "Also send each fault and message to the systemd journal, once; new events only on a journal's first run", 0 },
 	{},
 };
@@ -54,6 +63,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "invalid size '%s' (at least 1M, e.g. 64M, 1G; 0: no limit)", arg);
 		break;
+	case OPT_METRICS_ADDRESS:
+		if (metrics_addr_parse(arg, &env.metrics.addr))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "invalid metrics address '%s' (HOST:PORT or [IPV6]:PORT, port 1 to 65535)", arg);
+		break;
+	case OPT_METRICS_KEEP:
+		if (parse_duration(arg, &env.metrics.keep))
+			argp_failure(state, EXIT_USAGE, 0, "invalid age '%s' (e.g. 30s, 10m, 1h; 0: at once)", arg);
+		break;
 	case OPT_JOURNALD:
 		env.journald = true;
 		break;
@@ -71,9 +89,17 @@ static struct journald *jsink;
 
 static int cycle(struct session *s)
 {
-	long got = pipeline__cycle_fresh(s->pl, s->progs);
+	struct prog_list now = {};
+	struct timespec start;
+	long got;
 	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	got = progs__snapshot(s->progs, &now, 0);
+	got = got ?: pipeline__cycle(s->pl, &now);
+	if (got >= 0 && env.m)	/* before pruning: the cycle's events are there */
+		got = metrics__update(env.m, s->journal, &now, s->pl, &start);
+	prog_list__free(&now);
 	if (got < 0)
 		return got;
 	err = journald__send(jsink, s->pl);
@@ -115,7 +141,9 @@ int do_record(int argc, char **argv)
 		       "Views (follow, report, top) read the journal, so they show what record "
 		       "drained. The limits are stored in the journal and every writer applies them. "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
-		       "the bytes) and record says so once, then carries on when there is room.",
+		       "the bytes) and record says so once, then carries on when there is room. "
+		       "With --metrics-address, Prometheus metrics at /metrics: see METRICS in "
+		       "bpfstderr(8).",
 	};
 	struct session_opts o = {
 		.what = "recording", .journal_required = true,
@@ -134,11 +162,16 @@ int do_record(int argc, char **argv)
 		goto out;
 	err = journal__set_retention(s.journal, &env.ret);
 	err = err ?: env.journald ? journald__open(&jsink, s.journal) : 0;
+	if (!err && env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
+		rc = EXIT_ERROR;	/* it said why */
+		goto out;
+	}
 	err = err ?: run(&s);
 	if (err)
 		rc = session__failed(&s, err, "record");
 out:
 	journald__close(jsink);
+	metrics__close(env.m);
 	session__close(&s);
 	return rc;
 }

@@ -215,6 +215,7 @@ static int tick(struct top_model *m, void *ctx)
 {
 	struct top_ctx *c = ctx;
 	struct prog_list l = {};
+	struct timespec now;
 	long got;
 	int err;
 
@@ -230,6 +231,8 @@ static int tick(struct top_model *m, void *ctx)
 	if (!c->ticked)
 		top_model__baseline(m);	/* the journal's history is no rate */
 	c->ticked = true;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	top_model__sample(m, now.tv_sec + now.tv_nsec / 1e9);
 	return 0;
 }
 
@@ -379,7 +382,7 @@ int do_top(int argc, char **argv)
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
 		       "journal stay, marked. Interactive unless -b.\v"
-		       "Keys: arrows/j/k move, Enter detail, f follow, / filter, s < > sort, r reverse, "
+		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "
 		       "Space/p pause, c clear, S runtime statistics, h/? help, q/Esc back or quit. The status line "
 		       "shows PAUSED and the filter first. q and every signal that ends top "
 		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static void row_free(struct row *r)
 
 	for (i = 0; i < RECENT_MAX; i++)
 		free(r->recent[i].text);
+	free(r->hist.slot);
 	free(r);
 }
 
@@ -255,6 +257,208 @@ void top_model__baseline(struct top_model *m)
 		m->rows[i]->faults_at_last_tick = m->rows[i]->fault_total;
 }
 
+/* ---- history ---------------------------------------------------------- */
+
+static void hist_counters(const struct row *r, unsigned long long *cur)
+{
+	cur[HV_FAULTS] = r->fault_total;
+	cur[HV_MSGS] = stream_sum(r->msgs);
+	cur[HV_RUNS] = r->runs;
+	cur[HV_RUN_NS] = r->run_ns;
+}
+
+/* History from at on (0: from the next sample), counters as they are now. */
+static void hist_restart(struct hist *h, double at, const struct row *r)
+{
+	free(h->slot);
+	memset(h, 0, sizeof(*h));
+	h->start = h->last = at;
+	hist_counters(r, h->seen);
+	h->seen_stats = r->has_stats;
+}
+
+/* The slot of time t (CLOCK_MONOTONIC: never negative, so no floor()). */
+static long long slot_of(double t, double len)
+{
+	return (long long)(t / len);
+}
+
+/* Make slot k the newest: the slots it passes over start empty. */
+static void hist_advance(struct hist *h, long long k)
+{
+	long long i = k - h->newest > HIST_SLOTS ? k - HIST_SLOTS + 1 : h->newest + 1;
+
+	for (; i <= k; i++)
+		memset(&h->slot[i % HIST_SLOTS], 0, sizeof(h->slot[0]));
+	if (k > h->newest)
+		h->newest = k;
+}
+
+/* Share what a sample counted over [t0, t1] among the slots of len
+ * seconds it covers, in proportion to the time it spends in each: the
+ * counts of a refresh longer than a slot (a pause, -d 5) or that
+ * straddles two slots are where their time was.
+ */
+static void hist_spread(struct hist *h, double len, double t0, double t1, const double *d, bool stats)
+{
+	long long k1 = slot_of(t1, len), k = slot_of(t0, len);
+	double lo, hi;
+	int v;
+
+	if (t1 <= t0)
+		return;
+	if (k < k1 - HIST_SLOTS + 1)
+		k = k1 - HIST_SLOTS + 1;
+	hist_advance(h, k1);
+	for (; k <= k1; k++) {
+		struct hist_slot *s = &h->slot[k % HIST_SLOTS];
+
+		lo = t0 > k * len ? t0 : k * len;
+		hi = t1 < (k + 1) * len ? t1 : (k + 1) * len;
+		if (hi <= lo)
+			continue;
+		for (v = 0; v < HV_CNT; v++)
+			s->v[v] += d[v] * (hi - lo) / (t1 - t0);
+		s->secs += hi - lo;
+		if (stats)
+			s->stats_secs += hi - lo;
+	}
+}
+
+/* The ring comes with the first count: a program that never did
+ * anything costs no slots (its graph is 0 wherever [start, last] covers).
+ */
+static void hist_sample(struct hist *h, double len, double now, const unsigned long long *cur, bool stats)
+{
+	static const double zero[HV_CNT];
+	double d[HV_CNT] = {};
+	bool both = stats && h->seen_stats && cur[HV_RUNS] >= h->seen[HV_RUNS] &&
+		    cur[HV_RUN_NS] >= h->seen[HV_RUN_NS];
+	int v;
+
+	for (v = 0; v < HV_CNT; v++)
+		if (cur[v] > h->seen[v] && (both || (v != HV_RUNS && v != HV_RUN_NS)))
+			d[v] = cur[v] - h->seen[v];
+	if (!h->slot && (both || d[HV_FAULTS] || d[HV_MSGS])) {
+		h->slot = calloc(HIST_SLOTS, sizeof(*h->slot));
+		if (h->slot) {
+			h->newest = slot_of(h->start, len);
+			hist_spread(h, len, h->start, h->last, zero, false);
+		} else {
+			h->start = now;		/* no room: what was is not shown */
+		}
+	}
+	if (h->slot)
+		hist_spread(h, len, h->last, now, d, both);
+	memcpy(h->seen, cur, sizeof(h->seen));
+	h->seen_stats = stats;
+	h->last = now;
+}
+
+void top_model__sample(struct top_model *m, double now)
+{
+	unsigned long long cur[HV_CNT];
+	size_t i;
+
+	if (!m->sampled)
+		m->slot_sec = m->interval > HIST_SLOT_MIN ? m->interval : HIST_SLOT_MIN;
+	for (i = 0; i < m->cnt; i++) {
+		struct row *r = m->rows[i];
+
+		/* new since the last sample: its counts so far are since then
+		 * (at the first sample: the journal's past, no history)
+		 */
+		if (!r->hist.start) {
+			r->hist.start = r->hist.last = m->sampled ? m->sampled : now;
+			if (!m->sampled)
+				hist_counters(r, r->hist.seen);
+		}
+		hist_counters(r, cur);
+		hist_sample(&r->hist, m->slot_sec, now, cur, r->has_stats);
+	}
+	m->sampled = now;
+}
+
+/* Slot k of h, or what the time [start, last] implies when h has no ring. */
+static struct hist_slot hist_slot(const struct hist *h, double len, long long k)
+{
+	struct hist_slot s = {};
+	double lo, hi;
+
+	if (k < 0)		/* before boot: a long window on a young machine */
+		return s;
+	if (h->slot) {
+		if (k <= h->newest && k > h->newest - HIST_SLOTS)
+			s = h->slot[k % HIST_SLOTS];
+		return s;
+	}
+	lo = h->start > k * len ? h->start : k * len;
+	hi = h->last < (k + 1) * len ? h->last : (k + 1) * len;
+	if (h->start && hi > lo)
+		s.secs = hi - lo;
+	return s;
+}
+
+static double graph_value(enum top_graph g, const struct hist_slot *s)
+{
+	switch (g) {
+	case GRAPH_FAULTS:
+		return s->secs > 0 ? s->v[HV_FAULTS] / s->secs : NAN;
+	case GRAPH_MSGS:
+		return s->secs > 0 ? s->v[HV_MSGS] / s->secs : NAN;
+	case GRAPH_RUNS:
+		return s->stats_secs > 0 ? s->v[HV_RUNS] / s->stats_secs : NAN;
+	case GRAPH_NS_RUN:
+		return s->stats_secs > 0 && s->v[HV_RUNS] > 0 ? s->v[HV_RUN_NS] / s->v[HV_RUNS] : NAN;
+	default:
+		return NAN;
+	}
+}
+
+int top_model__graph(const struct top_model *m, const struct row *r, enum top_graph g,
+		     int max, double *out, int *per)
+{
+	long long newest, k;
+	int n, i, j, v;
+
+	if (max < 1)
+		return 0;
+	*per = max >= HIST_SLOTS ? 1 : (HIST_SLOTS + max - 1) / max;
+	n = HIST_SLOTS / *per;
+	newest = m->sampled ? slot_of(m->sampled, m->slot_sec) : 0;
+	for (i = 0; i < n; i++) {
+		struct hist_slot sum = {};
+
+		for (j = 0; j < *per && m->sampled; j++) {
+			struct hist_slot s;
+
+			k = newest - (long long)(n - 1 - i) * *per - j;
+			s = hist_slot(&r->hist, m->slot_sec, k);
+			for (v = 0; v < HV_CNT; v++)
+				sum.v[v] += s.v[v];
+			sum.secs += s.secs;
+			sum.stats_secs += s.stats_secs;
+		}
+		out[i] = graph_value(g, &sum);
+	}
+	return n;
+}
+
+const char *top_graph_unit(enum top_graph g)
+{
+	static const char *const unit[GRAPH_CNT] = {
+		[GRAPH_FAULTS] = "faults/s", [GRAPH_MSGS] = "messages/s",
+		[GRAPH_RUNS] = "runs/s", [GRAPH_NS_RUN] = "ns/run",
+	};
+
+	return unit[g];
+}
+
+bool top_graph_is_stats(enum top_graph g)
+{
+	return g == GRAPH_RUNS || g == GRAPH_NS_RUN;
+}
+
 void top_model__clear_counts(struct top_model *m)
 {
 	size_t i;
@@ -273,6 +477,7 @@ void top_model__clear_counts(struct top_model *m)
 			r->recent[k].text = NULL;
 		}
 		r->recent_head = r->recent_cnt = 0;
+		hist_restart(&r->hist, m->sampled, r);
 	}
 	grouper__free(m->groups);
 	m->groups = grouper__new();

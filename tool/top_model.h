@@ -18,6 +18,13 @@
 
 #define RECENT_MAX		256	/* events kept per program for the views */
 #define UNLOADED_KEEP_SEC	60	/* unloaded rows stay this long, dimmed */
+/* History for the detail pane's graphs: HIST_SLOTS slots of the refresh
+ * interval, or of HIST_SLOT_MIN when the interval is shorter (several
+ * refreshes then share a slot): 5 minutes at -d 1 or less, 300 intervals
+ * beyond.
+ */
+#define HIST_SLOTS		300
+#define HIST_SLOT_MIN		1.0	/* seconds */
 
 struct recent {
 	char *text;		/* raw bytes: a message line or a whole report */
@@ -27,6 +34,29 @@ struct recent {
 	bool partial;
 	struct timespec ts;
 };
+
+/* What a history slot sums. */
+enum hist_val { HV_FAULTS, HV_MSGS, HV_RUNS, HV_RUN_NS, HV_CNT };
+
+struct hist_slot {
+	float v[HV_CNT];	/* counts; a sample straddling slots is shared by time */
+	float secs;		/* seconds of the slot samples cover */
+	float stats_secs;	/* of those, with runtime statistics on at both ends */
+};
+
+/* A program's history: a ring of HIST_SLOTS slots indexed by absolute
+ * slot number (time / slot length); NULL while everything was 0.
+ */
+struct hist {
+	struct hist_slot *slot;
+	long long newest;		/* absolute number of the newest slot */
+	double start, last;		/* CLOCK_MONOTONIC s covered; start 0: none yet */
+	unsigned long long seen[HV_CNT];	/* counters at the last sample */
+	bool seen_stats;
+};
+
+/* The graphs of the detail pane, each a rate over the slots it covers. */
+enum top_graph { GRAPH_FAULTS, GRAPH_MSGS, GRAPH_RUNS, GRAPH_NS_RUN, GRAPH_CNT };
 
 struct row {
 	struct prog_ident ident;
@@ -53,6 +83,7 @@ struct row {
 	double runs_per_s, ns_per_run, cpu_pct;
 	struct recent recent[RECENT_MAX];
 	int recent_head, recent_cnt;
+	struct hist hist;
 };
 
 enum top_col {
@@ -75,6 +106,8 @@ struct top_model {
 	struct timespec now;
 	bool stats;			/* runtime statistics shown */
 	char stats_note[256];		/* how they were enabled, or why not */
+	double slot_sec;		/* history slot length, set by the first sample */
+	double sampled;			/* CLOCK_MONOTONIC s of the last sample; 0: none */
 };
 
 /* The statistics columns show only while m->stats is on. */
@@ -88,6 +121,19 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe);
 void top_model__baseline(struct top_model *m);
 void top_model__clear_counts(struct top_model *m);
 void top_model__fini(struct top_model *m);
+/* One history sample of every row at now (CLOCK_MONOTONIC seconds), after
+ * the tick's reads: what the counters grew by since the last sample. The
+ * first sample only sets where the history starts.
+ */
+void top_model__sample(struct top_model *m, double now);
+/* Graph g of r: the history window in at most max points, oldest first,
+ * each the rate over *per slots (NAN where no sample covers it); returns
+ * the number of points. Points are whole slots: fewer than max at times.
+ */
+int top_model__graph(const struct top_model *m, const struct row *r, enum top_graph g,
+		     int max, double *out, int *per);
+const char *top_graph_unit(enum top_graph g);
+bool top_graph_is_stats(enum top_graph g);
 struct row *top_model__find(struct top_model *m, __u32 id);
 struct gprog *top_model__groups_of(struct top_model *m, const struct row *r);
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,6 +533,120 @@ static void print_saturation(FILE *f, const struct row *r)
 	}
 }
 
+/* ---- history graphs ------------------------------------------------------- */
+
+#define GRAPH_ROWS	2	/* lines per graph */
+
+/* A point is a bar from the bottom, in steps: none without a sample, the
+ * lowest step for 0 (a flat line), all of them for the window's max.
+ */
+static int graph_height(double v, double max, int steps)
+{
+	double h;
+
+	if (isnan(v))
+		return 0;
+	if (v <= 0 || max <= 0)
+		return 1;
+	h = v / max * (steps - 1);
+	return 1 + (int)h + (h > (int)h);	/* rounded up: any count shows */
+}
+
+/* One line of a graph, line 0 at the top. Braille where the locale has
+ * UTF-8 (two points a cell, four steps a line: U+2800 + dots), else ASCII
+ * (one point a cell, '.' and '|' for half and whole).
+ */
+static void graph_line(FILE *f, const double *pts, int n, double max, int line, bool braille)
+{
+	static const unsigned char dot[2][4] = { { 0x40, 0x04, 0x02, 0x01 }, { 0x80, 0x20, 0x10, 0x08 } };
+	int sub = braille ? 4 : 2, steps = GRAPH_ROWS * sub, below = (GRAPH_ROWS - 1 - line) * sub;
+	int i, k, h, d, dots;
+
+	for (i = 0; i < n; i += braille ? 2 : 1) {
+		if (!braille) {
+			h = graph_height(pts[i], max, steps) - below;
+			fputc(h <= 0 ? ' ' : h == 1 ? '.' : '|', f);
+			continue;
+		}
+		dots = 0;
+		for (k = 0; k < 2 && i + k < n; k++) {
+			h = graph_height(pts[i + k], max, steps) - below;
+			for (d = 0; d < h && d < sub; d++)
+				dots |= dot[k][d];
+		}
+		if (dots)
+			fprintf(f, "\xe2%c%c", 0xa0 | dots >> 6, 0x80 | (dots & 0x3f));
+		else
+			fputc(' ', f);
+	}
+	fputc('\n', f);
+}
+
+static void fmt_value(char *buf, size_t len, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.1fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (v >= 100)
+		snprintf(buf, len, "%.0f", v);
+	else if (v == 0 || v >= 1e-4)
+		snprintf(buf, len, "%.3g", v);
+	else
+		snprintf(buf, len, "<0.0001");
+}
+
+static void fmt_span(char *buf, size_t len, double s)
+{
+	if (s < 120)
+		snprintf(buf, len, "%.3gs", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%.3gm", s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, len, "%.3gh", s / 3600);
+	else
+		snprintf(buf, len, "%.3gd", s / 86400);
+}
+
+/* The last minutes of r, one graph a rate, as wide as the screen allows
+ * and labelled with its unit, its max and the time it spans.
+ */
+static void print_graphs(struct tui *t, FILE *f, const struct row *r)
+{
+	bool braille = MB_CUR_MAX > 1;
+	double pts[HIST_SLOTS], max;
+	char val[32], span[32];
+	enum top_graph g;
+	int n, per, i, line;
+
+	if (!t->m->sampled)
+		return;
+	for (g = 0; g < GRAPH_CNT; g++) {
+		if (top_graph_is_stats(g) && !t->m->stats)
+			continue;
+		n = top_model__graph(t->m, r, g, COLS * (braille ? 2 : 1), pts, &per);
+		fmt_span(span, sizeof(span), n * per * t->m->slot_sec);
+		if (!g) {
+			fmt_span(val, sizeof(val), per * t->m->slot_sec);
+			fprintf(f, "\nHISTORY  a point per %s, newest at the right, from 0 up to the max\n", val);
+		}
+		for (max = -1, i = 0; i < n; i++)
+			if (pts[i] > max)	/* false for NAN */
+				max = pts[i];
+		if (max < 0)
+			snprintf(val, sizeof(val), "-");
+		else
+			fmt_value(val, sizeof(val), max);
+		fprintf(f, "%s  max %s  last %s\n", top_graph_unit(g), val, span);
+		for (line = 0; line < GRAPH_ROWS; line++)
+			graph_line(f, pts, n, max, line, braille);
+	}
+	if (!t->m->stats)
+		fprintf(f, "(runs/s and ns/run: S turns the runtime statistics on)\n");
+}
+
 static void print_detail(struct tui *t, FILE *f, struct row *r)
 {
 	struct gprog *gp = top_model__groups_of(t->m, r);
@@ -548,6 +663,7 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 		fprintf(f, " (%s)", row_kinds(r, name, sizeof(name)));
 	fputc('\n', f);
 	print_saturation(f, r);
+	print_graphs(t, f, r);
 	fprintf(f, "\nFAULT GROUPS\n");
 	if (symbolizer__notice(t->m->sym))
 		fprintf(f, "(%s)\n", symbolizer__notice(t->m->sym));
@@ -600,7 +716,12 @@ static void print_help(FILE *f)
 		   "runs: RUN/S runs per second, NS/RUN average run time, CPU%% of one CPU over the\n"
 		   "last interval. They cost every run of every program on the machine two clock\n"
 		   "reads (tens of ns), and top three reads per CPU and program per refresh;\n"
-		   "with kernel.bpf_stats_enabled already 1 top uses them as they are.\n",
+		   "with kernel.bpf_stats_enabled already 1 top uses them as they are.\n"
+		   "\nThe detail (Enter) graphs the program's last minutes: faults/s, messages/s\n"
+		   "and, with S, runs/s and ns/run, newest at the right, each from 0 up to the\n"
+		   "max in its label. 300 slots of one interval (of 1 s when -d is shorter: 5\n"
+		   "minutes at -d 1); a flat line is 0, blank is before top saw the program.\n"
+		   "Braille dots with UTF-8, '.' and '|' without.\n",
 		MB_CUR_MAX > 1 ? "\u2026" : ">");
 }
 
@@ -816,14 +937,14 @@ static const struct action actions[] = {
 	{ { KEY_NPAGE }, "PgDn", "a page down", act_pgdn },
 	{ { KEY_HOME, 'g' }, "Home, g", "first", act_home },
 	{ { KEY_END, 'G' }, "End, G", "last", act_end },
-	{ { '\n', KEY_ENTER }, "Enter", "detail: fault groups, stacks, recent messages", act_detail },
+	{ { '\n', KEY_ENTER }, "Enter", "detail: history graphs, fault groups, stacks, recent messages", act_detail },
 	{ { 'f' }, "f", "follow the selected program live", act_follow },
 	{ { '/' }, "/", "filter by name, type or owner (substring)", act_filter },
 	{ { 's', '>' }, "s, >", "sort by the next column", act_sort_next },
 	{ { '<' }, "<", "sort by the previous column", act_sort_prev },
 	{ { 'r' }, "r", "reverse the sort order", act_reverse },
 	{ { ' ', 'p' }, "Space, p", "pause / resume reading", act_pause },
-	{ { 'c' }, "c", "clear counts and fault groups", act_clear },
+	{ { 'c' }, "c", "clear counts, fault groups and graphs", act_clear },
 	{ { 'S' }, "S", "runtime statistics on / off (run/s, ns/run, cpu%; see below)", act_stats },
 	{ { 'h', '?' }, "h, ?", "this help", act_help },
 	{ { 'q', 27 }, "q, Esc", "back, or quit from the table", act_back },

@@ -8,9 +8,8 @@
 
 out=$(mktmp)
 mnt=$out/bpffs
-mkdir -p "$mnt"
-trap 'rm -f "$mnt/cap"; umount "$mnt" 2>/dev/null; cleanup' EXIT
-pin_capacity "$mnt" || { fail "mount bpffs, pin the oracle iterator"; finish; }
+trap 'rm -f "$mnt/cap"; mountpoint -q "$mnt" && umount "$mnt"; cleanup' EXIT
+pin_capacity "$mnt" || { fail "mount bpffs and pin the oracle iterator"; finish; }
 
 start_holder H demo || { fail "load demo programs"; finish; }
 check_refusals H

@@ -2,7 +2,11 @@
 /* Terminal escaping and UTF-8 validation of untrusted stream bytes. The
  * expected strings follow from the rules in output.h, byte by byte.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -140,6 +144,93 @@ static void test_json_controls(void)
 	json_object_put(o);
 }
 
+/* A write that fails before the last flush (output larger than stdio's
+ * buffer) is still named by its own errno: /dev/full answers ENOSPC to
+ * every write (the kernel's rule, the oracle). glibc's stdout keeps only
+ * an error flag, and said EIO when the failure left the buffer empty.
+ */
+static void test_stdout_errno(void)
+{
+	/* lines of 101 bytes: 41 of them (4141 bytes) made glibc's stdout fail
+	 * with its buffer empty at the last flush
+	 */
+	static const int lines[] = { 1, 40, 41, 82, 1000 };
+	int saved = dup(STDOUT_FILENO), full = open("/dev/full", O_WRONLY);
+	size_t i;
+	int n, err;
+
+	CHECK(saved >= 0 && full >= 0, "dup stdout, open /dev/full: %s", strerror(errno));
+	if (saved < 0 || full < 0)
+		return;
+	fflush(stdout);
+	dup2(full, STDOUT_FILENO);
+	output_keep_stdout_errno();
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		for (n = 0; n < lines[i]; n++)
+			printf("%0100d\n", n);
+		err = output_flush(stdout);
+		clearerr(stdout);
+		CHECK(err == -ENOSPC, "%d lines to /dev/full: %s, want ENOSPC", lines[i], strerror(-err));
+	}
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(full);
+}
+
+static void expect_label(const char *in, size_t len, const char *want)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	CHECK(f && !fput_label_value(f, in, len), "fput_label_value to memory");
+	fclose(f);
+	CHECK_STR(buf, want);
+	free(buf);
+}
+
+/* Prometheus text format and OpenMetrics: label values escape \\, \" and
+ * \n, and are UTF-8; what neither can carry becomes U+FFFD.
+ */
+static void test_label_value(void)
+{
+	expect_label("sched_ext", 9, "sched_ext");
+	expect_label("a\\b\"c\nd", 7, "a\\\\b\\\"c\\nd");
+	expect_label("caf\xc3\xa9", 5, "caf\xc3\xa9");			/* é stays */
+	expect_label("x\xff\xfey", 4, "x\xef\xbf\xbd\xef\xbf\xbdy");	/* invalid */
+	expect_label("\xc3", 1, "\xef\xbf\xbd");				/* cut sequence */
+	expect_label("\x1b[31m", 5, "\xef\xbf\xbd[31m");			/* ESC */
+	expect_label("t\tr\r\x7f", 5, "t\xef\xbf\xbdr\xef\xbf\xbd\xef\xbf\xbd");
+	expect_label("\xc2\x9b" "2J", 4, "\xef\xbf\xbd" "2J");			/* C1 CSI */
+	expect_label("\xe2\x80\xae" "abc", 6, "\xef\xbf\xbd" "abc");		/* RLO */
+	expect_label("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");		/* emoji */
+}
+
+/* Python's prometheus_client reads back what fput_label_value wrote. */
+static void test_label_parsed(void)
+{
+	static const char name[] = "a\"b\\c\nd\xff\x1b" "e\xc3\xa9";
+	char path[] = "/tmp/test_output.XXXXXX", cmd[512];
+	FILE *f;
+	int fd = mkstemp(path);
+
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CHECK(f, "temporary file");
+	if (!f)
+		return;
+	fputs("m{l=\"", f);
+	fput_label_value(f, name, sizeof(name) - 1);
+	fputs("\"} 1\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import sys\n"
+		 "from prometheus_client.parser import text_string_to_metric_families as p\n"
+		 "v = [s.labels[\"l\"] for f in p(open(sys.argv[1]).read()) for s in f.samples]\n"
+		 "sys.exit(0 if v == [\"a\\\"b\\\\c\\nd\\ufffd\\ufffde\\u00e9\"] else 1)' %s", path);
+	CHECK(system(cmd) == 0, "prometheus_client parses the label back (%s)", path);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_escape();
@@ -147,5 +238,8 @@ int main(void)
 	test_utf8();
 	test_json_bytes();
 	test_json_controls();
+	test_stdout_errno();
+	test_label_value();
+	test_label_parsed();
 	return unit_done();
 }

@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Prometheus metrics: see metrics.h. */
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+#include "fault.h"
+#include "main.h"
+#include "metrics.h"
+#include "output.h"
+
+/* One program's series. Counters come from the journal's events; gauges
+ * from the last snapshot, while the program is loaded.
+ */
+struct mprog {
+	__u32 id;
+	char tag[PROG_TAG_HEX];
+	char name[PROG_NAME_MAX];
+	unsigned long long faults[FAULT_KIND_CNT];
+	unsigned long long messages[STREAM_CNT];
+	bool loaded, has_streams, has_error_count;
+	long long accounted[STREAM_CNT], lost[STREAM_CNT], error_count;
+	long long gone_ns;	/* CLOCK_MONOTONIC when first seen unloaded; 0 while loaded */
+};
+
+/* What the pipeline had read from a program by the last cycle. */
+struct mread {
+	__u32 id;
+	__u64 load_time_ns;
+	unsigned long long read[STREAM_CNT];
+};
+
+/* Upper bounds of the drain cycle histogram, in seconds, as exposed. */
+static const char *const cycle_le[] = {
+	"0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0",
+	"2.5", "5.0", "10.0",
+};
+#define CYCLE_BUCKETS	(sizeof(cycle_le) / sizeof(cycle_le[0]))
+
+struct mhist {
+	unsigned long long count[CYCLE_BUCKETS + 1];	/* per bucket, the last +Inf */
+	double sum;
+};
+
+/* What a scrape renders: a copy, built by record's thread. */
+struct mview {
+	struct mprog *progs;
+	size_t cnt;
+	size_t loaded;
+	struct mhist cycle;
+};
+
+struct metrics {
+	long long keep_ns;
+	struct jread cursor;
+	struct fault fault;		/* reparsed for each fault event */
+	struct mprog **progs;		/* sorted by (id, tag, name) */
+	size_t cnt, cap;
+	struct mread *reads;		/* sorted by id */
+	size_t read_cnt;
+	size_t loaded;
+	struct mhist cycle;
+	long long now_ns;
+	int fd;				/* the listening socket, until the server has it */
+	struct MHD_Daemon *httpd;
+	pthread_mutex_t lock;
+	struct mview *view;		/* under lock */
+};
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- the address ------------------------------------------------------------ */
+
+int metrics_addr_parse(const char *s, struct metrics_addr *out)
+{
+	const char *colon, *host = s, *end;
+	char *num_end;
+	long port;
+
+	if (*s == '[') {
+		host = s + 1;
+		end = strchr(host, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		colon = end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', colon - s))
+			return -EINVAL;	/* an IPv6 address needs its brackets */
+		end = colon;
+	}
+	if (end == host || (size_t)(end - host) >= sizeof(out->host))
+		return -EINVAL;
+	errno = 0;
+	port = strtol(colon + 1, &num_end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *num_end || errno || port < 1 || port > 65535)
+		return -EINVAL;
+	snprintf(out->host, sizeof(out->host), "%.*s", (int)(end - host), host);
+	snprintf(out->port, sizeof(out->port), "%ld", port);
+	return 0;
+}
+
+/* Resolved and listening now, so that a bad address fails before any read. */
+static int listen_on(struct metrics *m, const struct metrics_addr *a)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	}, *res;
+	int rc, one = 1, err;
+
+	rc = getaddrinfo(a->host, a->port, &hints, &res);
+	if (rc) {
+		p_err("cannot resolve the metrics address '%s': %s", a->host,
+		      rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -EADDRNOTAVAIL;
+	}
+	m->fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (m->fd < 0)
+		goto err_free;
+	/* a restarted record gets its port back from TIME_WAIT; a port some
+	 * process listens on is still refused
+	 */
+	setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(m->fd, res->ai_addr, res->ai_addrlen) || listen(m->fd, 64))
+		goto err_free;
+	freeaddrinfo(res);
+	return 0;
+err_free:
+	err = -errno;
+	freeaddrinfo(res);
+	p_err("cannot listen on %s%s%s:%s for metrics: %s", strchr(a->host, ':') ? "[" : "", a->host,
+	      strchr(a->host, ':') ? "]" : "", a->port, strerror(-err));
+	return err;
+}
+
+/* ---- the series ------------------------------------------------------------- */
+
+static int key_cmp(const struct mprog *p, __u32 id, const char *tag, const char *name)
+{
+	int c;
+
+	if (p->id != id)
+		return p->id < id ? -1 : 1;
+	c = strcmp(p->tag, tag);
+	return c ? c : strcmp(p->name, name);
+}
+
+/* The index of the program, or where it goes (*found false). */
+static size_t find(const struct metrics *m, const struct prog_ident *id, bool *found)
+{
+	size_t lo = 0, hi = m->cnt, mid;
+	int c;
+
+	*found = false;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = key_cmp(m->progs[mid], id->id, id->tag, id->name);
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct mprog *get(struct metrics *m, const struct prog_ident *id, bool add)
+{
+	struct mprog **grown, *p;
+	bool found;
+	size_t i = find(m, id, &found);
+
+	if (found || !add)
+		return found ? m->progs[i] : NULL;
+	if (m->cnt == m->cap) {
+		grown = realloc(m->progs, (m->cap ? m->cap * 2 : 64) * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		m->progs = grown;
+		m->cap = m->cap ? m->cap * 2 : 64;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->id = id->id;
+	snprintf(p->tag, sizeof(p->tag), "%s", id->tag);
+	snprintf(p->name, sizeof(p->name), "%s", id->name);
+	p->gone_ns = m->now_ns;	/* until a snapshot has it */
+	memmove(m->progs + i + 1, m->progs + i, (m->cnt - i) * sizeof(*m->progs));
+	m->progs[i] = p;
+	m->cnt++;
+	return p;
+}
+
+static int count_event(const struct jevent *e, void *ctx)
+{
+	struct metrics *m = ctx;
+	struct mprog *p = get(m, &e->prog->ident, true);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	if (e->ev.kind != EV_FAULT) {
+		p->messages[stream_idx(e->ev.stream)]++;
+		return 0;
+	}
+	/* the kind as report names it: the same parse of the same text */
+	err = fault__reparse(e->ev.text, e->ev.len, !e->incomplete, &m->fault);
+	if (err)
+		return err;
+	p->faults[m->fault.kind]++;
+	return 0;
+}
+
+static int reads_cmp(const void *a, const void *b)
+{
+	const struct mread *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static const struct mread *reads_find(const struct mread *v, size_t cnt, __u32 id)
+{
+	struct mread key = { .id = id };
+
+	return cnt ? bsearch(&key, v, cnt, sizeof(*v), reads_cmp) : NULL;	/* v may be NULL */
+}
+
+/* The pipeline's counts of bytes read, by program, as of this cycle. */
+static struct mread *take_reads(struct pipeline *pl, size_t *cnt)
+{
+	struct tracked **t;
+	struct mread *v;
+	size_t n = pipeline__tracked(pl, &t), i;
+
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		v[i].id = t[i]->p.ident.id;
+		v[i].load_time_ns = t[i]->p.ident.load_time_ns;
+		memcpy(v[i].read, t[i]->bytes_read, sizeof(v[i].read));
+	}
+	*cnt = n;
+	return v;
+}
+
+/* Right after the drain, what is still accounted was never readable (as
+ * top and report say): the capacity of the snapshot, taken before the
+ * drain, less what the drain read; the drop counters where the kernel
+ * has them.
+ */
+static void set_gauges(struct mprog *mp, const struct prog *p, const struct mread *cur,
+		       const struct mread *prev)
+{
+	long long left;
+	int s;
+
+	mp->has_streams = p->has_streams;
+	mp->has_error_count = p->has_error_count;
+	mp->error_count = p->error_count;
+	for (s = 0; s < STREAM_CNT; s++) {
+		left = p->capacity[s];
+		if (cur)
+			left -= cur->read[s] - (prev ? prev->read[s] : 0);
+		mp->accounted[s] = p->capacity[s];
+		mp->lost[s] = p->has_drops ? p->dropped_bytes[s] : left > 0 ? left : 0;
+	}
+}
+
+static int mark_loaded(struct metrics *m, const struct prog_list *now, const struct mread *reads,
+		       size_t read_cnt)
+{
+	const struct mread *cur, *prev;
+	const struct prog *p;
+	struct mprog *mp;
+	bool active;
+	size_t i;
+
+	for (i = 0; i < m->cnt; i++)
+		m->progs[i]->loaded = false;
+	for (i = 0; i < now->cnt; i++) {
+		p = &now->progs[i];
+		/* idle programs have no series: only those that wrote or
+		 * faulted, which bounds the scrape
+		 */
+		active = stream_accounted(p->capacity) > 0 || p->error_count > 0;
+		mp = get(m, &p->ident, active);
+		if (!mp && active)
+			return -ENOMEM;
+		if (!mp)
+			continue;
+		cur = reads_find(reads, read_cnt, p->ident.id);
+		if (cur && cur->load_time_ns != p->ident.load_time_ns)
+			cur = NULL;
+		prev = cur ? reads_find(m->reads, m->read_cnt, p->ident.id) : NULL;
+		if (prev && prev->load_time_ns != p->ident.load_time_ns)
+			prev = NULL;
+		mp->loaded = true;
+		mp->gone_ns = 0;
+		set_gauges(mp, p, cur, prev);
+	}
+	m->loaded = now->cnt;
+	return 0;
+}
+
+/* Unloaded programs' series stay keep_ns, then leave. */
+static void expire(struct metrics *m)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < m->cnt; i++) {
+		struct mprog *p = m->progs[i];
+
+		if (!p->loaded && !p->gone_ns)
+			p->gone_ns = m->now_ns;
+		if (!p->loaded && m->now_ns - p->gone_ns >= m->keep_ns)
+			free(p);
+		else
+			m->progs[o++] = p;
+	}
+	m->cnt = o;
+}
+
+/* ---- the view a scrape renders ---------------------------------------------- */
+
+static void view_free(struct mview *v)
+{
+	if (v)
+		free(v->progs);
+	free(v);
+}
+
+static int publish(struct metrics *m)
+{
+	struct mview *v = calloc(1, sizeof(*v)), *old;
+	size_t i;
+
+	if (v)
+		v->progs = calloc(m->cnt ? m->cnt : 1, sizeof(*v->progs));
+	if (!v || !v->progs) {
+		view_free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cnt; i++)
+		v->progs[i] = *m->progs[i];
+	v->cnt = m->cnt;
+	v->loaded = m->loaded;
+	v->cycle = m->cycle;
+	pthread_mutex_lock(&m->lock);
+	old = m->view;
+	m->view = v;
+	pthread_mutex_unlock(&m->lock);
+	view_free(old);
+	return 0;
+}
+
+int metrics__update(struct metrics *m, struct journal *j, const struct prog_list *now,
+		    struct pipeline *pl, const struct timespec *started)
+{
+	struct mread *reads;
+	size_t read_cnt, b;
+	double secs;
+	int err;
+
+	m->now_ns = mono_ns();
+	secs = (m->now_ns - (started->tv_sec * 1000000000LL + started->tv_nsec)) / 1e9;
+	for (b = 0; b < CYCLE_BUCKETS && secs > strtod(cycle_le[b], NULL); b++)
+		;
+	m->cycle.count[b]++;
+	m->cycle.sum += secs;
+	err = journal__read(j, &m->cursor, count_event, m);
+	if (err)
+		return err;
+	reads = take_reads(pl, &read_cnt);
+	if (!reads)
+		return -ENOMEM;
+	err = mark_loaded(m, now, reads, read_cnt);
+	free(m->reads);
+	m->reads = reads;
+	m->read_cnt = read_cnt;
+	if (err)
+		return err;
+	expire(m);
+	return publish(m);
+}
+
+/* ---- rendering: the text format 0.0.4 and OpenMetrics 1.0.0 ------------------ */
+
+enum mtype { M_COUNTER, M_GAUGE, M_HISTOGRAM, M_INFO };
+
+/* HELP and TYPE. OpenMetrics names a counter's family without _total and
+ * an info's without _info; the text format has no info type.
+ */
+static void family(FILE *f, bool om, const char *name, enum mtype t, const char *help)
+{
+	static const char *const types[] = { "counter", "gauge", "histogram", "info" };
+	int len = strlen(name);
+
+	if (om && t == M_COUNTER)
+		len -= strlen("_total");
+	else if (om && t == M_INFO)
+		len -= strlen("_info");
+	else if (t == M_INFO)
+		t = M_GAUGE;
+	fprintf(f, "# HELP %.*s %s\n# TYPE %.*s %s\n", len, name, help, len, name, types[t]);
+}
+
+static void sample(FILE *f, const char *name, const struct mprog *p, const char *label,
+		   const char *value, long long v)
+{
+	fprintf(f, "%s{prog_id=\"%u\",prog_name=\"", name, p->id);
+	fput_label_value(f, p->name, strlen(p->name));
+	fprintf(f, "\",prog_tag=\"");
+	fput_label_value(f, p->tag, strlen(p->tag));
+	fprintf(f, "\"");
+	if (label)
+		fprintf(f, ",%s=\"%s\"", label, value);
+	fprintf(f, "} %lld\n", v);
+}
+
+static void render_counters(FILE *f, bool om, const struct mview *v)
+{
+	size_t i;
+	int k, s;
+
+	family(f, om, "bpfstderr_faults_total", M_COUNTER,
+	       "Fault reports the journal has had since record started, by program and kind.");
+	for (i = 0; i < v->cnt; i++)
+		for (k = 0; k < FAULT_KIND_CNT; k++)
+			sample(f, "bpfstderr_faults_total", &v->progs[i], "kind", fault_kind_name(k),
+			       v->progs[i].faults[k]);
+	family(f, om, "bpfstderr_messages_total", M_COUNTER,
+	       "Messages the journal has had since record started, by program and stream.");
+	for (i = 0; i < v->cnt; i++)
+		for (s = 0; s < STREAM_CNT; s++)
+			sample(f, "bpfstderr_messages_total", &v->progs[i], "stream",
+			       stream_name(STREAM_STDOUT + s), v->progs[i].messages[s]);
+}
+
+/* A gauge per stream of each loaded program the kernel accounts streams of. */
+static void stream_gauge(FILE *f, const char *name, const struct mview *v, bool lost)
+{
+	const struct mprog *p;
+	size_t i;
+	int s;
+
+	for (i = 0; i < v->cnt; i++) {
+		p = &v->progs[i];
+		if (!p->loaded || !p->has_streams)
+			continue;
+		for (s = 0; s < STREAM_CNT; s++)
+			sample(f, name, p, "stream", stream_name(STREAM_STDOUT + s),
+			       lost ? p->lost[s] : p->accounted[s]);
+	}
+}
+
+static void render_streams(FILE *f, bool om, const struct mview *v)
+{
+	size_t i;
+
+	family(f, om, "bpfstderr_stream_accounted_bytes", M_GAUGE,
+	       "Bytes the kernel accounts to a loaded program's stream (its limit is 100000).");
+	stream_gauge(f, "bpfstderr_stream_accounted_bytes", v, false);
+	family(f, om, "bpfstderr_stream_lost_bytes", M_GAUGE,
+	       "Bytes accounted to a stream but never readable: messages and fault reports the kernel dropped.");
+	stream_gauge(f, "bpfstderr_stream_lost_bytes", v, true);
+	/* samples only on kernels that count errors (RFC series) */
+	family(f, om, "bpfstderr_error_count", M_GAUGE,
+	       "Faults the kernel counted for a program; reports stop after 64.");
+	for (i = 0; i < v->cnt; i++)
+		if (v->progs[i].loaded && v->progs[i].has_error_count)
+			sample(f, "bpfstderr_error_count", &v->progs[i], NULL, NULL, v->progs[i].error_count);
+}
+
+static void render_cycle(FILE *f, bool om, const struct mhist *h)
+{
+	unsigned long long n = 0;
+	size_t b;
+
+	family(f, om, "bpfstderr_drain_cycle_seconds", M_HISTOGRAM,
+	       "How long record's drain cycles take: enumerate, drain, commit.");
+	for (b = 0; b <= CYCLE_BUCKETS; b++) {
+		n += h->count[b];
+		fprintf(f, "bpfstderr_drain_cycle_seconds_bucket{le=\"%s\"} %llu\n",
+			b < CYCLE_BUCKETS ? cycle_le[b] : "+Inf", n);
+	}
+	fprintf(f, "bpfstderr_drain_cycle_seconds_sum %.9f\n", h->sum);
+	fprintf(f, "bpfstderr_drain_cycle_seconds_count %llu\n", n);
+}
+
+static void render(FILE *f, bool om, const struct mview *v)
+{
+	family(f, om, "bpfstderr_build_info", M_INFO, "The bpfstderr that serves these metrics.");
+	fprintf(f, "bpfstderr_build_info{version=\"%s\"} 1\n", BPFSTDERR_VERSION);
+	family(f, om, "bpfstderr_programs", M_GAUGE, "BPF programs loaded.");
+	fprintf(f, "bpfstderr_programs %zu\n", v->loaded);
+	render_counters(f, om, v);
+	render_streams(f, om, v);
+	render_cycle(f, om, &v->cycle);
+	if (om)
+		fputs("# EOF\n", f);
+}
+
+/* ---- the server (its own thread) ---------------------------------------------- */
+
+#define CT_TEXT		"text/plain; version=0.0.4; charset=utf-8"
+#define CT_OPENMETRICS	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+			     char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *msg)
+{
+	char *body = strdup(msg);
+
+	return body ? reply(c, status, "text/plain; charset=utf-8", body, strlen(body)) : MHD_NO;
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			     const char *version, const char *upload, size_t *upload_size, void **req)
+{
+	struct metrics *m = cls;
+	const char *accept;
+	char *body = NULL;
+	size_t len = 0;
+	bool om;
+	FILE *f;
+
+	(void)version, (void)upload, (void)upload_size, (void)req;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
+	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	om = accept && strstr(accept, "application/openmetrics-text");
+	f = open_memstream(&body, &len);
+	if (!f)
+		return MHD_NO;
+	pthread_mutex_lock(&m->lock);
+	render(f, om, m->view);
+	pthread_mutex_unlock(&m->lock);
+	if (fclose(f)) {
+		free(body);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return reply(c, MHD_HTTP_OK, om ? CT_OPENMETRICS : CT_TEXT, body, len);
+}
+
+/* The server's thread takes no signal: the ending signals must reach
+ * record's thread, which sleeps until one comes.
+ */
+static int start_server(struct metrics *m)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	m->httpd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, serve, m,
+				    MHD_OPTION_LISTEN_SOCKET, m->fd,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)32,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				    MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!m->httpd) {
+		p_err("cannot start the metrics server (libmicrohttpd)");
+		return -EIO;
+	}
+	m->fd = -1;	/* the server's now: it closes it */
+	return 0;
+}
+
+int metrics__open(struct metrics **out, const struct metrics_opts *o, struct journal *j)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	int err;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->fd = -1;
+	m->keep_ns = o->keep * 1000000000LL;
+	m->now_ns = mono_ns();
+	pthread_mutex_init(&m->lock, NULL);
+	err = listen_on(m, &o->addr);
+	/* counters start from what the journal holds */
+	if (!err && (err = journal__read(j, &m->cursor, count_event, m)))
+		p_err("cannot count the journal's events for metrics: %s",
+		      journal__error(j) ?: strerror(-err));
+	err = err ?: publish(m);
+	err = err ?: start_server(m);
+	if (err) {
+		metrics__close(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+void metrics__close(struct metrics *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	if (m->httpd)
+		MHD_stop_daemon(m->httpd);
+	if (m->fd >= 0)
+		close(m->fd);
+	for (i = 0; i < m->cnt; i++)
+		free(m->progs[i]);
+	free(m->progs);
+	free(m->reads);
+	fault__fini(&m->fault);
+	view_free(m->view);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
