@@ -21,6 +21,7 @@ static struct record_env {
 	struct metrics_opts metrics;	/* served when addr.port is set */
 	struct metrics *m;
 	bool journald;
+	struct journald *jsink;		/* sends what the journal has, before retention prunes it */
 } env = {
 	.interval = 1.0,
 	.ret = { .max_age = JOURNAL_DEFAULT_MAX_AGE, .max_size = JOURNAL_DEFAULT_MAX_SIZE },
@@ -84,9 +85,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* --journald: sends what the journal has, before retention prunes it */
-static struct journald *jsink;
-
 static int cycle(struct session *s)
 {
 	const struct prog_list *now;
@@ -101,7 +99,7 @@ static int cycle(struct session *s)
 		got = metrics__update(env.m, s->journal, now, s->pl, &start);
 	if (got < 0)
 		return got;
-	err = journald__send(jsink, s->pl);
+	err = journald__send(env.jsink, s->pl);
 	if (err)
 		return err;
 	/* idle cycles commit nothing: age limits still apply; a full file
@@ -125,7 +123,7 @@ static int run(struct session *s)
 	 */
 	err = err ?: cycle(s);
 	err = err ?: pipeline__flush(s->pl);
-	return err ?: journald__send(jsink, NULL);
+	return err ?: journald__send(env.jsink, NULL);
 }
 
 int do_record(int argc, char **argv)
@@ -160,7 +158,7 @@ int do_record(int argc, char **argv)
 	if (rc)
 		goto out;
 	err = journal__set_retention(s.journal, &env.ret);
-	err = err ?: env.journald ? journald__open(&jsink, s.journal) : 0;
+	err = err ?: env.journald ? journald__open(&env.jsink, s.journal) : 0;
 	if (!err && env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
 		rc = EXIT_ERROR;	/* it said why */
 		goto out;
@@ -169,7 +167,7 @@ int do_record(int argc, char **argv)
 	if (err)
 		rc = session__failed(&s, err, "record");
 out:
-	journald__close(jsink);
+	journald__close(env.jsink);
 	metrics__close(env.m);
 	session__close(&s);
 	return rc;
