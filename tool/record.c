@@ -157,12 +157,16 @@ int do_record(int argc, char **argv)
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;
-	err = journal__set_retention(s.journal, &env.ret);
-	err = err ?: env.journald ? journald__open(&env.jsink, s.journal) : 0;
-	if (!err && env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
+	/* every sink first: a record that cannot start writes nothing to
+	 * the journal, least of all retention limits the recorder already
+	 * running would prune to
+	 */
+	if (env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
 		rc = EXIT_ERROR;	/* it said why */
 		goto out;
 	}
+	err = env.journald ? journald__open(&env.jsink, s.journal) : 0;
+	err = err ?: journal__set_retention(s.journal, &env.ret);
 	err = err ?: run(&s);
 	if (err)
 		rc = session__failed(&s, err, "record");

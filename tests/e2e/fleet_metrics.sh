@@ -241,6 +241,18 @@ for a in "127.0.0.1:$PP:in use" "nonexistent.invalid:9100:cannot resolve" "[::1]
 	esac
 	check_eq "$addr: nothing was read" "$(offsets "$d2" "$id")" "0 0"
 done
+# a record that cannot start stores no retention limits in the journal:
+# the recorder running on it (--max-age 1s) would prune to them
+kept() {	# doctor's max_size and max_age_seconds of the journal
+	"$BPFSTDERR" doctor --json --journal "$J" 2>/dev/null |
+		jq -c '[.. | objects | select(has("max_age_seconds")) | .max_size, .max_age_seconds]'
+}
+kept_before=$(kept)
+shim "$d2" record --journal "$J" --max-age 30s --max-size 64M --metrics-address "127.0.0.1:$PP" \
+	2> /dev/null; rc=$?
+check_eq "a second record on the journal, address in use: exit 5" "$rc" 5
+check_eq "... the journal's retention is the running record's still (doctor: $kept_before)" \
+	"$(kept)" "$kept_before"
 for a in "localhost" "127.0.0.1:0" "127.0.0.1:65536" "::1:9100" "[::1]9100" ":9100" "127.0.0.1:9x"; do
 	err=$("$BPFSTDERR" record --journal "$t/bad.db" --metrics-address "$a" 2>&1); rc=$?
 	check_eq "--metrics-address '$a': exit 2" "$rc" 2
