@@ -75,19 +75,11 @@ struct metrics {
 	struct mview *view;		/* under lock */
 };
 
-static long long mono_ns(void)
+static long long clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static long long real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -255,7 +247,7 @@ static enum fault_kind kind_named(const char *name)
 static int count_total(const struct jtotal *t, void *ctx)
 {
 	struct metrics *m = ctx;
-	long long ago = t->unloaded_ns ? real_ns() - t->unloaded_ns : 0;
+	long long ago = t->unloaded_ns ? clock_ns(CLOCK_REALTIME) - t->unloaded_ns : 0;
 	struct mprog *p;
 
 	if (t->unloaded_ns && ago >= m->keep_ns)
@@ -425,7 +417,7 @@ int metrics__update(struct metrics *m, struct journal *j, const struct prog_list
 	double secs;
 	int err;
 
-	m->now_ns = mono_ns();
+	m->now_ns = clock_ns(CLOCK_MONOTONIC);
 	secs = (m->now_ns - (started->tv_sec * 1000000000LL + started->tv_nsec)) / 1e9;
 	for (b = 0; b < CYCLE_BUCKETS && secs > strtod(cycle_le[b], NULL); b++)
 		;
@@ -793,7 +785,7 @@ int metrics__open(struct metrics **out, const struct metrics_opts *o, struct jou
 		return -ENOMEM;
 	m->fd = -1;
 	m->keep_ns = o->keep * 1000000000LL;
-	m->now_ns = mono_ns();
+	m->now_ns = clock_ns(CLOCK_MONOTONIC);
 	pthread_mutex_init(&m->lock, NULL);
 	err = listen_on(m, &o->addr);
 	/* counters start from every event the journal ever took */
