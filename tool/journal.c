@@ -58,7 +58,18 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	 * an id that tells this journal's seqs from another's
 	 */
 	"CREATE TABLE sinks (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
-	"INSERT OR IGNORE INTO meta (key, value) VALUES ('journal_id', random() & 0x7fffffffffffffff);",
+	"INSERT OR IGNORE INTO meta (key, value) VALUES ('journal_id', random() & 0x7fffffffffffffff);"
+	/* every event a program's row ever had, by stream and fault kind
+	 * ('' for messages): retention prunes events, never these, so that
+	 * counters (record --metrics-address) never go down; they go with
+	 * the program's row
+	 */
+	"CREATE TABLE totals ("
+	"  prog INTEGER NOT NULL REFERENCES progs(row), stream INTEGER NOT NULL,"
+	"  fault_kind TEXT NOT NULL, n INTEGER NOT NULL,"
+	"  PRIMARY KEY (prog, stream, fault_kind));"
+	"INSERT INTO totals SELECT prog, stream, coalesce(fault_kind, ''), count(*) FROM events "
+	"  GROUP BY 1, 2, 3;",
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
@@ -68,7 +79,8 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_CNT,
+	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_TOTALS,
+	S_CNT,
 };
 
 static const char *const stmt_sql[S_CNT] = {
@@ -101,6 +113,10 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_SINK_GET] = "SELECT seq FROM sinks WHERE name = ?1",
 	[S_SINK_SET] = "INSERT INTO sinks (name, seq) VALUES (?1, ?2) "
 		       "ON CONFLICT (name) DO UPDATE SET seq = ?2",
+	[S_TOTAL_ADD] = "INSERT INTO totals (prog, stream, fault_kind, n) VALUES (?1, ?2, ?3, 1) "
+			"ON CONFLICT (prog, stream, fault_kind) DO UPDATE SET n = n + 1",
+	[S_TOTALS] = "SELECT " PROG_COLS ", p.unloaded_ns, t.stream, t.fault_kind, t.n "
+		     "FROM totals t JOIN progs p ON p.row = t.prog",
 };
 
 struct journal {
@@ -727,7 +743,7 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 {
 	sqlite3_stmt *st = stmt(j, S_EVENT);
 	bool fault = ev->kind == EV_FAULT;
-	int flags = (ev->partial ? 1 : 0) | (fault && ev->fault->incomplete ? 2 : 0);
+	int flags = (ev->partial ? 1 : 0) | (fault && ev->fault->incomplete ? 2 : 0), rc;
 
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int64(st, 2, ts_ns(ts));
@@ -737,6 +753,13 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 		sqlite3_bind_text(st, 5, fault_kind_name(ev->fault->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 6, flags);
 	sqlite3_bind_blob(st, 7, ev->len ? ev->text : "", ev->len, SQLITE_STATIC);
+	rc = done(j, st);
+	if (rc)
+		return rc;
+	st = stmt(j, S_TOTAL_ADD);
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, ev->stream);
+	sqlite3_bind_text(st, 3, fault ? fault_kind_name(ev->fault->kind) : "", -1, SQLITE_STATIC);
 	return done(j, st);
 }
 
@@ -892,6 +915,36 @@ int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 		if (!err && rc != SQLITE_DONE)
 			err = fail(j, rc, "cannot read the journal");
 	} while (!err && n == READ_BATCH);
+	return err;
+}
+
+/* One read snapshot: the totals and the last seq they include. */
+int journal__totals(struct journal *j, jtotal_fn fn, void *ctx, long long *last_seq)
+{
+	struct jtotal t = {};
+	struct jprog p;
+	sqlite3_stmt *st = stmt(j, S_TOTALS);
+	int rc, err;
+
+	t.prog = &p;
+	err = exec(j, "BEGIN");
+	if (err)
+		return err;
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_prog(st, 0, &p);
+		t.unloaded_ns = sqlite3_column_type(st, PROG_NCOLS) == SQLITE_NULL ? 0 :
+				sqlite3_column_int64(st, PROG_NCOLS);
+		t.stream = sqlite3_column_int(st, PROG_NCOLS + 1);
+		t.fault_kind = (const char *)sqlite3_column_text(st, PROG_NCOLS + 2) ?: "";
+		t.n = sqlite3_column_int64(st, PROG_NCOLS + 3);
+		err = valid_stream(t.stream) ? fn(&t, ctx) : bad_stream(j, t.stream);
+	}
+	sqlite3_reset(st);
+	if (!err && rc != SQLITE_DONE)
+		err = fail(j, rc, "cannot read the journal");
+	if (!err)
+		*last_seq = journal__last_seq(j);
+	sqlite3_exec(j->db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
 	return err;
 }
 
@@ -1089,6 +1142,7 @@ static int prune_progs(struct journal *j)
 		       "  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.prog = p.row)"
 		       "  AND NOT EXISTS (SELECT 1 FROM pending q WHERE q.prog = p.row);"
 		       "DELETE FROM sites WHERE prog IN temp.gone;"
+		       "DELETE FROM totals WHERE prog IN temp.gone;"
 		       "DELETE FROM progs WHERE row IN temp.gone;");
 }
 

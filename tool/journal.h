@@ -126,6 +126,18 @@ typedef int (*jevent_fn)(const struct jevent *e, void *ctx);
 /* Events in seq order; r->after advances past each one read. */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx);
 long long journal__last_seq(struct journal *j);
+
+/* Every event a program's row ever took, whatever retention pruned since. */
+struct jtotal {
+	const struct jprog *prog;
+	long long unloaded_ns;		/* CLOCK_REALTIME; 0 while loaded */
+	enum stream stream;
+	const char *fault_kind;		/* fault_kind_name(); "" for messages */
+	unsigned long long n;
+};
+typedef int (*jtotal_fn)(const struct jtotal *t, void *ctx);
+/* Each program's totals, and the last seq they count: one snapshot. */
+int journal__totals(struct journal *j, jtotal_fn fn, void *ctx, long long *last_seq);
 /* A cursor before the first event drained at or after since_ns (by the
  * time index): every such event has a higher seq.
  */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
@@ -74,11 +75,11 @@ struct metrics {
 	struct mview *view;		/* under lock */
 };
 
-static long long mono_ns(void)
+static long long clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -229,6 +230,40 @@ static int count_event(const struct jevent *e, void *ctx)
 	return 0;
 }
 
+static enum fault_kind kind_named(const char *name)
+{
+	int k;
+
+	for (k = 0; k < FAULT_KIND_CNT; k++)
+		if (!strcmp(fault_kind_name(k), name))
+			return k;
+	return FAULT_UNKNOWN;
+}
+
+/* At start: counters from the journal's totals, which retention never
+ * lowers. A program the journal saw unload keeps its series only for
+ * what is left of keep_ns; one unloaded longer ago gets none.
+ */
+static int count_total(const struct jtotal *t, void *ctx)
+{
+	struct metrics *m = ctx;
+	long long ago = t->unloaded_ns ? clock_ns(CLOCK_REALTIME) - t->unloaded_ns : 0;
+	struct mprog *p;
+
+	if (t->unloaded_ns && ago >= m->keep_ns)
+		return 0;
+	p = get(m, &t->prog->ident, true);
+	if (!p)
+		return -ENOMEM;
+	if (t->unloaded_ns)
+		p->gone_ns = m->now_ns - (ago > 0 ? ago : 0);
+	if (*t->fault_kind)
+		p->faults[kind_named(t->fault_kind)] += t->n;
+	else
+		p->messages[stream_idx(t->stream)] += t->n;
+	return 0;
+}
+
 static int reads_cmp(const void *a, const void *b)
 {
 	const struct mread *x = a, *y = b;
@@ -372,6 +407,8 @@ static int publish(struct metrics *m)
 	return 0;
 }
 
+static int start_server(struct metrics *m);
+
 int metrics__update(struct metrics *m, struct journal *j, const struct prog_list *now,
 		    struct pipeline *pl, const struct timespec *started)
 {
@@ -380,7 +417,7 @@ int metrics__update(struct metrics *m, struct journal *j, const struct prog_list
 	double secs;
 	int err;
 
-	m->now_ns = mono_ns();
+	m->now_ns = clock_ns(CLOCK_MONOTONIC);
 	secs = (m->now_ns - (started->tv_sec * 1000000000LL + started->tv_nsec)) / 1e9;
 	for (b = 0; b < CYCLE_BUCKETS && secs > strtod(cycle_le[b], NULL); b++)
 		;
@@ -399,7 +436,11 @@ int metrics__update(struct metrics *m, struct journal *j, const struct prog_list
 	if (err)
 		return err;
 	expire(m);
-	return publish(m);
+	err = publish(m);
+	/* scrapes wait in the listen backlog until the first cycle's view:
+	 * never a bpfstderr_programs 0 of a record that has not looked yet
+	 */
+	return err ?: m->httpd ? 0 : start_server(m);
 }
 
 /* ---- rendering: the text format 0.0.4 and OpenMetrics 1.0.0 ------------------ */
@@ -442,13 +483,13 @@ static void render_counters(FILE *f, bool om, const struct mview *v)
 	int k, s;
 
 	family(f, om, "bpfstderr_faults_total", M_COUNTER,
-	       "Fault reports the journal has had since record started, by program and kind.");
+	       "Fault reports the journal ever took, by program and kind.");
 	for (i = 0; i < v->cnt; i++)
 		for (k = 0; k < FAULT_KIND_CNT; k++)
 			sample(f, "bpfstderr_faults_total", &v->progs[i], "kind", fault_kind_name(k),
 			       v->progs[i].faults[k]);
 	family(f, om, "bpfstderr_messages_total", M_COUNTER,
-	       "Messages the journal has had since record started, by program and stream.");
+	       "Messages the journal ever took, by program and stream.");
 	for (i = 0; i < v->cnt; i++)
 		for (s = 0; s < STREAM_CNT; s++)
 			sample(f, "bpfstderr_messages_total", &v->progs[i], "stream",
@@ -519,6 +560,132 @@ static void render(FILE *f, bool om, const struct mview *v)
 		fputs("# EOF\n", f);
 }
 
+/* ---- content negotiation: Accept's media ranges ------------------------------- */
+
+/* What we serve, and how well a media range matches it (spec): 0 not
+ * at all, then any type, any subtype of the type, the type and subtype,
+ * those with the version served.
+ */
+struct offer {
+	const char *type, *subtype, *version;
+	int spec;
+	double q;
+};
+
+static const char *skip_ows(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+/* [s, end) without surrounding blanks and quotes, equal to want (case
+ * insensitive when fold).
+ */
+static bool token_is(const char *s, const char *end, const char *want, bool fold)
+{
+	size_t len;
+
+	s = skip_ows(s, end);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end - s >= 2 && *s == '"' && end[-1] == '"')
+		s++, end--;
+	len = end - s;
+	return len == strlen(want) && !(fold ? strncasecmp(s, want, len) : strncmp(s, want, len));
+}
+
+/* One parameter "name=value" of a range: the version must be the offer's;
+ * q is the range's weight (0 to 1, at most 3 decimals; else the range
+ * counts for nothing).
+ */
+static int range_param(const char *s, const char *end, const struct offer *o, double *q)
+{
+	const char *eq = memchr(s, '=', end - s);
+	char num[8], *num_end;
+
+	if (!eq)
+		return -EINVAL;
+	if (token_is(s, eq, "q", true)) {
+		eq = skip_ows(eq + 1, end);
+		while (end > eq && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end - eq < 1 || end - eq >= (long)sizeof(num) || (*eq != '0' && *eq != '1'))
+			return -EINVAL;
+		snprintf(num, sizeof(num), "%.*s", (int)(end - eq), eq);
+		*q = strtod(num, &num_end);
+		return *num_end || *q > 1 ? -EINVAL : 0;
+	}
+	if (token_is(s, eq, "version", true))
+		return token_is(eq + 1, end, o->version, false) ? 1 : -ENOENT;
+	return 0;
+}
+
+/* How well the range [s, end) matches the offer; its q in *q. */
+static int range_match(const char *s, const char *end, const struct offer *o, double *q)
+{
+	const char *semi = memchr(s, ';', end - s) ?: end, *slash = memchr(s, '/', semi - s), *next;
+	int spec, versioned = 0, rc;
+
+	*q = 1;
+	if (!slash)
+		return 0;
+	if (token_is(s, slash, "*", false) && token_is(slash + 1, semi, "*", false))
+		spec = 1;
+	else if (!token_is(s, slash, o->type, true))
+		return 0;
+	else if (token_is(slash + 1, semi, "*", false))
+		spec = 2;
+	else if (token_is(slash + 1, semi, o->subtype, true))
+		spec = 3;
+	else
+		return 0;
+	for (s = semi; s < end; s = next) {
+		s++;
+		next = memchr(s, ';', end - s) ?: end;
+		rc = range_param(s, next, o, q);
+		if (rc < 0)
+			return 0;	/* another version, or a bad weight */
+		versioned |= rc;
+	}
+	return spec + versioned;
+}
+
+/* The q of the offer's most specific matching range (RFC 9110 12.5.1). */
+static void weigh(const char *accept, struct offer *o)
+{
+	const char *s = accept, *end, *comma;
+	double q;
+	int spec;
+
+	o->spec = 0;
+	o->q = 0;
+	for (; *s; s = *comma ? comma + 1 : comma) {
+		comma = strchr(s, ',') ?: s + strlen(s);
+		end = comma;
+		spec = range_match(s, end, o, &q);
+		if (spec > o->spec) {
+			o->spec = spec;
+			o->q = q;
+		}
+	}
+}
+
+bool metrics_wants_openmetrics(const char *accept)
+{
+	struct offer om = { .type = "application", .subtype = "openmetrics-text", .version = "1.0.0" },
+		     text = { .type = "text", .subtype = "plain", .version = "0.0.4" };
+
+	if (!accept)
+		return false;
+	weigh(accept, &om);
+	weigh(accept, &text);
+	/* the text format unless OpenMetrics is preferred, or named where
+	 * the text format is only a wildcard's
+	 */
+	return om.q > 0 && (om.q > text.q || (om.q == text.q && om.spec > text.spec));
+}
+
 /* ---- the server (its own thread) ---------------------------------------------- */
 
 #define CT_TEXT		"text/plain; version=0.0.4; charset=utf-8"
@@ -565,7 +732,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	if (strcmp(url, "/metrics"))
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
 	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	om = accept && strstr(accept, "application/openmetrics-text");
+	om = metrics_wants_openmetrics(accept);
 	f = open_memstream(&body, &len);
 	if (!f)
 		return MHD_NO;
@@ -580,7 +747,12 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 }
 
 /* The server's thread takes no signal: the ending signals must reach
- * record's thread, which sleeps until one comes.
+ * record's thread, which sleeps until one comes. Its own thread polls
+ * (epoll where there is one). A few clients must not take every
+ * connection: each address gets METRICS_PER_IP_CONNECTIONS of
+ * METRICS_CONNECTIONS, and a connection idle METRICS_IDLE_SECS goes (a
+ * slow client's every byte restarts that clock: only the per-address
+ * limit keeps it from the others).
  */
 static int start_server(struct metrics *m)
 {
@@ -590,8 +762,9 @@ static int start_server(struct metrics *m)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	m->httpd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, serve, m,
 				    MHD_OPTION_LISTEN_SOCKET, m->fd,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)32,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONNECTIONS,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_PER_IP_CONNECTIONS,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_SECS,
 				    MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!m->httpd) {
@@ -612,15 +785,13 @@ int metrics__open(struct metrics **out, const struct metrics_opts *o, struct jou
 		return -ENOMEM;
 	m->fd = -1;
 	m->keep_ns = o->keep * 1000000000LL;
-	m->now_ns = mono_ns();
+	m->now_ns = clock_ns(CLOCK_MONOTONIC);
 	pthread_mutex_init(&m->lock, NULL);
 	err = listen_on(m, &o->addr);
-	/* counters start from what the journal holds */
-	if (!err && (err = journal__read(j, &m->cursor, count_event, m)))
+	/* counters start from every event the journal ever took */
+	if (!err && (err = journal__totals(j, count_total, m, &m->cursor.after)))
 		p_err("cannot count the journal's events for metrics: %s",
 		      journal__error(j) ?: strerror(-err));
-	err = err ?: publish(m);
-	err = err ?: start_server(m);
 	if (err) {
 		metrics__close(m);
 		return err;

@@ -11,6 +11,7 @@
 #ifndef BPFSTDERR_METRICS_H
 #define BPFSTDERR_METRICS_H
 
+#include <stdbool.h>
 #include <time.h>
 
 #include "journal.h"
@@ -19,6 +20,12 @@
 
 /* How long an unloaded program's series stay (seconds), by default. */
 #define METRICS_DEFAULT_KEEP	600
+/* The server's limits: connections at once, from one address, and how
+ * long one may stay idle (seconds).
+ */
+#define METRICS_CONNECTIONS		64
+#define METRICS_PER_IP_CONNECTIONS	4
+#define METRICS_IDLE_SECS		10
 
 struct metrics_addr {
 	char host[256];		/* a name or an address; brackets stripped */
@@ -28,6 +35,12 @@ struct metrics_addr {
 /* "HOST:PORT" or "[IPV6]:PORT", port 1 to 65535; -EINVAL otherwise. */
 int metrics_addr_parse(const char *s, struct metrics_addr *out);
 
+/* Whether an Accept header prefers OpenMetrics 1.0.0 to the text format
+ * 0.0.4: media ranges, case-insensitive, with their q; a version other
+ * than those is not accepted as them. NULL: no.
+ */
+bool metrics_wants_openmetrics(const char *accept);
+
 struct metrics_opts {
 	struct metrics_addr addr;
 	long long keep;		/* seconds */
@@ -36,8 +49,8 @@ struct metrics_opts {
 struct metrics;
 
 /* Listens on the address (before any stream is read: a bad address loses
- * nothing), counts what the journal holds, then serves. 0, or -errno after
- * one line on stderr.
+ * nothing) and counts every event the journal ever took; serves from the
+ * first metrics__update on. 0, or -errno after one line on stderr.
  */
 int metrics__open(struct metrics **out, const struct metrics_opts *o, struct journal *j);
 /* After each drain cycle: now is the snapshot the cycle drained, pl the

@@ -136,7 +136,8 @@ int do_record(int argc, char **argv)
 		       "foreground, with retention by age and size. Quiet unless something fails; "
 		       "SIGTERM, SIGINT, SIGHUP or SIGQUIT: a last drain, then exit 0.\v"
 		       "Views (follow, report, top) read the journal, so they show what record "
-		       "drained. The limits are stored in the journal and every writer applies them. "
+		       "drained. The limits are stored in the journal and every writer applies them "
+		       "(a record that cannot start stores none). "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
 		       "the bytes) and record says so once, then carries on when there is room. "
 		       "With --metrics-address, Prometheus metrics at /metrics: see METRICS in "
@@ -157,12 +158,16 @@ int do_record(int argc, char **argv)
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;
-	err = journal__set_retention(s.journal, &env.ret);
-	err = err ?: env.journald ? journald__open(&env.jsink, s.journal) : 0;
-	if (!err && env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
+	/* every sink first: a record that cannot start writes nothing to
+	 * the journal, least of all retention limits the recorder already
+	 * running would prune to
+	 */
+	if (env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
 		rc = EXIT_ERROR;	/* it said why */
 		goto out;
 	}
+	err = env.journald ? journald__open(&env.jsink, s.journal) : 0;
+	err = err ?: journal__set_retention(s.journal, &env.ret);
 	err = err ?: run(&s);
 	if (err)
 		rc = session__failed(&s, err, "record");

@@ -159,6 +159,10 @@ scrape "$OM" > "$t/om"
 ct=$(curl -sf -H "Accept: $OM" -o /dev/null -w '%{content_type}' "http://127.0.0.1:$MP/metrics")
 check_eq "OpenMetrics when asked: its Content-Type" "$ct" "application/openmetrics-text; version=1.0.0; charset=utf-8"
 check_eq "OpenMetrics ends with # EOF" "$(tail -n 1 "$t/om")" "# EOF"
+for a in "application/openmetrics-text;q=0, text/plain" "application/openmetrics-text; version=2.0.0"; do
+	ct=$(curl -sf -H "Accept: $a" -o /dev/null -w '%{content_type}' "http://127.0.0.1:$MP/metrics")
+	check_eq "Accept: $a: the text format" "$ct" "text/plain; version=0.0.4; charset=utf-8"
+done
 # Debian's python3-prometheus-client (make deps), whatever python3 is first in PATH
 om_parse=$(/usr/bin/python3 -c '
 import sys
@@ -167,6 +171,31 @@ fams = {f.name: f.type for f in text_string_to_metric_families(open(sys.argv[1])
 print(fams["bpfstderr_faults"], fams["bpfstderr_build"], fams["bpfstderr_drain_cycle_seconds"])' "$t/om" 2>&1)
 check_eq "prometheus_client's OpenMetrics parser reads it (faults, build, drain cycle families)" \
 	"$om_parse" "counter info histogram"
+# 40 slow clients on 127.0.0.1 (a header byte every second, each restarts
+# the idle clock) take that address's few connections, not everyone's:
+# a scrape from 127.0.0.2 still answers
+python3 -c '
+import socket, sys, time
+conns = []
+for i in range(40):
+	try:
+		s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+		s.sendall(b"GET /metrics HTTP/1.1\r\n")
+		conns.append(s)
+	except OSError:
+		pass
+for t in range(20):
+	time.sleep(1)
+	for s in conns:
+		try:
+			s.sendall(b"X")
+		except OSError:
+			pass
+' "$MP" & slow=$!
+sleep 3
+check "40 slow clients on 127.0.0.1: a scrape from 127.0.0.2 answers" \
+	bash -c "curl -sf -m 15 --interface 127.0.0.2 http://127.0.0.1:$MP/metrics | grep -q '^bpfstderr_programs '"
+kill "$slow" 2>/dev/null; wait "$slow" 2>/dev/null
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MP/")
 check_eq "GET / is 404" "$code" 404
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$MP/metrics")
@@ -198,12 +227,19 @@ check "its gauges leave with it" \
 
 # -- 4. a restart: counters start from the journal, never lower --------------------
 before=$(prom_faults "$id")
+sleep 1		# program $gone unloaded more than --metrics-keep 1s before the restart
 cycles_reset() { [ "$(promq 'resets(bpfstderr_drain_cycle_seconds_count[5m])' | jq -r '.data.result[0].value[1]')" -ge 1 ]; }
 kill -TERM "$REC_PID"; wait "$REC_PID"; rc=$?; REC_PID=""
 check_eq "record ends 0 on SIGTERM" "$rc" 0
 # retention by age (checked every 10 s) will prune every event under it
 shim "$d" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" --metrics-keep 1s \
 	--max-age 1s 2>> "$t/rec.err" & REC_PID=$!
+first_scrape() { scrape > "$t/first"; }
+check "the restarted record answers" wait_until 30 first_scrape
+check "... after its first cycle: its first answer counts the programs loaded (not 0)" \
+	[ "$(awk '$1 == "bpfstderr_programs" { print $2 }' "$t/first")" -gt 0 ]
+check "program $gone, unloaded before the restart and longer ago than --metrics-keep 1s, has no series from the first scrape" \
+	bash -c "! grep -q 'prog_id=\"$gone\"' '$t/first'"
 check "Prometheus scraped the restarted record (its cycle count reset)" wait_until 60 cycles_reset
 sleep 2
 check_eq "after the restart: the same per-kind counts" "$(prom_faults "$id")" "$before"
@@ -217,6 +253,17 @@ check "retention pruned the program's faults from the journal (report --json)" w
 sleep 2
 check_eq "Prometheus's counts did not go down with them" "$(prom_faults "$id")" "$before"
 check_eq "... nor reset" \
+	"$(promq "max(resets(bpfstderr_faults_total{prog_id=\"$id\"}[5m]))" | jq -r '.data.result[0].value[1]')" 0
+# restarted on the pruned journal: the counters start from its totals of
+# every event it ever took, not from the events it still holds
+kill -TERM "$REC_PID"; wait "$REC_PID"; REC_PID=""
+shim "$d" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" --max-age 1s \
+	2>> "$t/rec.err" & REC_PID=$!
+cycles_reset2() { [ "$(promq 'resets(bpfstderr_drain_cycle_seconds_count[5m])' | jq -r '.data.result[0].value[1]')" -ge 2 ]; }
+check "Prometheus scraped record restarted on the pruned journal" wait_until 60 cycles_reset2
+sleep 2
+check_eq "restarted after pruning: the same per-kind counts" "$(prom_faults "$id")" "$before"
+check_eq "... no counter reset (resets() = 0)" \
 	"$(promq "max(resets(bpfstderr_faults_total{prog_id=\"$id\"}[5m]))" | jq -r '.data.result[0].value[1]')" 0
 check_eq "record said nothing" "$(cat "$t/rec.err")" ""
 
@@ -241,6 +288,18 @@ for a in "127.0.0.1:$PP:in use" "nonexistent.invalid:9100:cannot resolve" "[::1]
 	esac
 	check_eq "$addr: nothing was read" "$(offsets "$d2" "$id")" "0 0"
 done
+# a record that cannot start stores no retention limits in the journal:
+# the recorder running on it (--max-age 1s) would prune to them
+kept() {	# doctor's max_size and max_age_seconds of the journal
+	"$BPFSTDERR" doctor --json --journal "$J" 2>/dev/null |
+		jq -c '[.. | objects | select(has("max_age_seconds")) | .max_size, .max_age_seconds]'
+}
+kept_before=$(kept)
+(shim "$d2" record --journal "$J" --max-age 30s --max-size 64M --metrics-address "127.0.0.1:$PP" \
+	2> /dev/null); rc=$?
+check_eq "a second record on the journal, address in use: exit 5" "$rc" 5
+check_eq "... the journal's retention is the running record's still (doctor: $kept_before)" \
+	"$(kept)" "$kept_before"
 for a in "localhost" "127.0.0.1:0" "127.0.0.1:65536" "::1:9100" "[::1]9100" ":9100" "127.0.0.1:9x"; do
 	err=$("$BPFSTDERR" record --journal "$t/bad.db" --metrics-address "$a" 2>&1); rc=$?
 	check_eq "--metrics-address '$a': exit 2" "$rc" 2

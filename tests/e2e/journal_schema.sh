@@ -19,7 +19,7 @@ check_eq "schema version 2, bpfstderr's application id, WAL" \
 	"$(pyq "$db" 'pragma user_version') $(pyq "$db" 'pragma application_id') $(pyq "$db" 'pragma journal_mode')" \
 	"2 1112557125 wal"
 check_eq "its tables" "$(pyq "$db" "select group_concat(name, ' ') from (select name from sqlite_master where type = 'table' and name not like 'sqlite%' order by name)")" \
-	"events meta pending progs sinks sites"
+	"events meta pending progs sinks sites totals"
 "$BPFSTDERR" report --journal "$db" > /dev/null 2>&1
 check_eq "opened again: still version 2" "$(pyq "$db" 'pragma user_version')" 2
 
@@ -41,14 +41,18 @@ kill -INT "$fpid"; wait "$fpid"
 "$BPFSTDERR" report --journal "$d/empty.db" > /dev/null 2>&1
 check_eq "an empty file (version 0) is brought to version 2" "$(pyq "$d/empty.db" 'pragma user_version')" 2
 
-# A version 1 journal (this one, taken back: no sinks, no journal id) is
-# brought to version 2, its events kept, with an id of its own.
+# A version 1 journal (this one, taken back: no sinks, no totals, no
+# journal id) is brought to version 2, its events kept and counted in the
+# totals, with an id of its own.
 cp "$db" "$d/v1.db"
-python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table sinks; delete from meta where key = 'journal_id'; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (7, 'aa', 1, 1, 'x', 'x', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 1, 0, 0, 'kept'); pragma user_version = 1\" % time.time_ns())" "$d/v1.db"
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table sinks; drop table totals; delete from meta where key = 'journal_id'; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (7, 'aa', 1, 1, 'x', 'x', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 1, 0, 0, 'kept'); pragma user_version = 1\" % time.time_ns())" "$d/v1.db"
 "$BPFSTDERR" report --journal "$d/v1.db" --since @0 > /dev/null 2>&1
 check_eq "version 1 migrated: version 2, its event kept, a sinks table, a journal id" \
 	"$(pyq "$d/v1.db" 'pragma user_version') $(pyq "$d/v1.db" 'select text from events') $(pyq "$d/v1.db" "select count(*) from sqlite_master where name = 'sinks'") $(pyq "$d/v1.db" "select value > 0 from meta where key = 'journal_id'")" \
 	"2 kept 1 1"
+check_eq "... its event counted in the totals (program 7, stdout, a message: 1)" \
+	"$(pyq "$d/v1.db" "select t.stream || ' ' || quote(t.fault_kind) || ' ' || t.n from totals t join progs p on p.row = t.prog where p.id = 7")" \
+	"1 '' 1"
 check "another journal has another id" test "$(pyq "$d/v1.db" "select value from meta where key = 'journal_id'")" != \
 	"$(pyq "$db" "select value from meta where key = 'journal_id'")"
 

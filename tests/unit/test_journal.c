@@ -3,7 +3,7 @@
  * identity (id, tag, load time); a view's cursor sees every committed
  * event once, in order, and nothing of a rolled-back transaction; --since
  * starts at the first event drained at or after the time; held bytes go
- * in and out as they were. SQLite itself (a second connection, plain SQL)
+ * in and out as they were; totals outlive retention. SQLite itself (a second connection, plain SQL)
  * is the oracle for what is stored.
  */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "journal.h"
 #include "unit.h"
 
@@ -157,6 +158,57 @@ static void test_bad_stream(struct journal *j, const char *path)
 	CHECK(strstr(journal__error(j) ?: "", "stream 3") != NULL, "said: %s", journal__error(j) ?: "");
 }
 
+struct totals {
+	long long msgs, faults, last_seq;
+};
+
+static int sum_totals(const struct jtotal *t, void *ctx)
+{
+	struct totals *g = ctx;
+
+	if (t->prog->ident.id != 11)
+		return 0;
+	if (*t->fault_kind) {
+		CHECK_STR(t->fault_kind, "may_goto_timeout");
+		g->faults += t->n;
+	} else {
+		g->msgs += t->n;
+	}
+	return 0;
+}
+
+/* Totals count every event a program's row took: retention pruning the
+ * events leaves them, and they go only with the row (unloaded, nothing
+ * left). Last: its retention prunes every earlier test's old events too.
+ */
+static void test_totals(struct journal *j, const char *path)
+{
+	struct jprog a = prog(11, "1111111111111111", 100), b = prog(12, "1212121212121212", 100);
+	struct retention ret = { .max_age = 1 };
+	struct fault f = { .kind = FAULT_MAY_GOTO };
+	struct event ev = { .kind = EV_FAULT, .stream = STREAM_STDERR, .text = "ERROR: x", .len = 8,
+			    .fault = &f };
+	struct timespec old = { 1000, 0 };
+	struct totals g = {};
+
+	CHECK(!journal__set_retention(j, &ret), "retention 1 s");
+	CHECK(!journal__begin(j) && !journal__prog(j, &a) && !journal__prog(j, &b), "begin");
+	CHECK(!add(j, a.row, STREAM_STDOUT, "a1", false, 1000) && !add(j, a.row, STREAM_STDERR, "a2", false, 1000),
+	      "add");
+	CHECK(!journal__add_event(j, a.row, &old, &ev) && !add(j, b.row, STREAM_STDOUT, "b", false, 1000), "add");
+	CHECK(!journal__set_unloaded(j, b.row, &old), "b unloaded");
+	usleep(1100000);	/* the age check runs at most every second with 1 s */
+	CHECK(!journal__commit(j), "commit (and prune: every event is older than 1 s)");
+	CHECK(count(path, "SELECT count(*) FROM events") == 0, "retention pruned every event");
+	CHECK(count(path, "SELECT count(*) FROM progs WHERE id = 12") == 0, "and the unloaded program's row");
+	CHECK(count(path, "SELECT count(*) FROM totals t LEFT JOIN progs p ON p.row = t.prog "
+			  "WHERE p.row IS NULL") == 0, "with its totals");
+	CHECK(!journal__totals(j, sum_totals, &g, &g.last_seq), "totals");
+	CHECK(g.msgs == 2 && g.faults == 1, "the loaded program's: 2 messages (%lld), 1 fault (%lld)",
+	      g.msgs, g.faults);
+	CHECK(g.last_seq == journal__last_seq(j) && g.last_seq > 0, "the last seq they count");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/bpfstderr-unit.XXXXXX", path[64], side[80];
@@ -170,6 +222,7 @@ int main(void)
 	test_cursor(j);
 	test_pending(j);
 	test_bad_stream(j, path);
+	test_totals(j, path);
 	journal__close(j);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
