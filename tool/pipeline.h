@@ -23,6 +23,13 @@ struct tracked {
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */
 	struct kept *log[STREAM_CNT];		/* journal: this cycle's bytes */
+	/* the last read found nothing: the gen of the list whose accounting
+	 * it was (0: none) and when (CLOCK_MONOTONIC s); yielded: a read of
+	 * the stream ever gave bytes (see stream_dry())
+	 */
+	unsigned long long dry_gen[STREAM_CNT];
+	time_t dry_at[STREAM_CNT];
+	bool yielded[STREAM_CNT];
 	struct pipeline *pl;
 };
 

@@ -142,6 +142,19 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 	r->run_ns = p->run_time_ns;
 }
 
+/* An active row of an unchanged list: in the same gen only what the
+ * kernel accounts can differ (owners and statistics come with a new gen).
+ */
+static void row_update_active(struct top_model *m, struct row *r, const struct prog *p, double dt)
+{
+	if (memcmp(r->capacity, p->capacity, sizeof(r->capacity)) ||
+	    memcmp(r->dropped_msgs, p->dropped_msgs, sizeof(r->dropped_msgs)) ||
+	    memcmp(r->dropped_bytes, p->dropped_bytes, sizeof(r->dropped_bytes)) ||
+	    r->error_count != p->error_count)
+		m->version++;
+	row_update(r, p, dt);
+}
+
 static void count_totals(struct top_model *m)
 {
 	size_t i;
@@ -155,10 +168,11 @@ static void count_totals(struct top_model *m)
 	}
 }
 
-/* The list merged last tick, unchanged (progs__refresh()): rows come and
- * go only by time, and only rows with a rate to decay or faults to count,
- * and the active programs (what the drain read comes off their capacity),
- * need an update. False when the whole merge is needed.
+/* The list merged last tick, unchanged (progs__refresh()): every loaded
+ * row is in it (the merge of that gen made them so), rows go only by
+ * time, and only rows with a rate to decay or faults to count, and the
+ * active programs (what the drain read comes off their capacity), need
+ * an update. False when the whole merge is needed.
  */
 static bool refresh_same(struct top_model *m, const struct prog_list *l, const struct timespec *now,
 			 double dt)
@@ -170,19 +184,20 @@ static bool refresh_same(struct top_model *m, const struct prog_list *l, const s
 		return false;
 	for (i = 0; i < m->cnt; i++) {
 		r = m->rows[i];
-		if (r->unloaded ? !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC :
-				  !prog_list__find(l, r->ident.id))
+		if (r->unloaded && !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC)
 			return false;
 	}
 	for (i = 0; i < m->cnt; i++) {
 		r = m->rows[i];
-		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick))
+		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick)) {
 			row_update(r, prog_list__find(l, r->ident.id), dt);
+			m->version++;
+		}
 	}
 	for (i = 0; i < l->cnt_active; i++) {
 		r = top_model__find(m, l->progs[l->active[i]].ident.id);
 		if (r && !r->unloaded)
-			row_update(r, &l->progs[l->active[i]], dt);
+			row_update_active(m, r, &l->progs[l->active[i]], dt);
 	}
 	return true;
 }
@@ -210,6 +225,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 		return;
 	m->now = now;
 	m->gen = l->gen;
+	m->version++;
 	while (i < m->cnt || j < l->cnt) {
 		struct row *r = i < m->cnt ? m->rows[i] : NULL;
 		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
@@ -283,6 +299,7 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 		return -ENOMEM;
 	}
 	remember(r, pe);
+	m->version++;
 	if (pe->ev->kind != EV_FAULT) {
 		r->msgs[stream_idx(pe->ev->stream)]++;
 		return 0;
@@ -301,6 +318,17 @@ void top_model__baseline(struct top_model *m)
 
 	for (i = 0; i < m->cnt; i++)
 		m->rows[i]->faults_at_last_tick = m->rows[i]->fault_total;
+	m->version++;
+}
+
+bool top_model__clock_shown(const struct top_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cnt; i++)
+		if (m->rows[i]->has_last_fault)
+			return true;
+	return false;
 }
 
 /* ---- history ---------------------------------------------------------- */
@@ -510,6 +538,7 @@ void top_model__clear_counts(struct top_model *m)
 	size_t i;
 	int k;
 
+	m->version++;
 	for (i = 0; i < m->cnt; i++) {
 		struct row *r = m->rows[i];
 
