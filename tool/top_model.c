@@ -155,17 +155,33 @@ static void row_update_active(struct top_model *m, struct row *r, const struct p
 	row_update(r, p, dt);
 }
 
+/* The totals, and how many rows show a fault's age, again only when a
+ * row may have changed since they were counted; when they differ, the
+ * screen must show them.
+ */
 static void count_totals(struct top_model *m)
 {
-	size_t i;
+	unsigned long long faults = 0, msgs = 0;
+	size_t i, clock_rows = 0;
+	int losing = 0;
 
-	m->fault_total = m->msg_total = 0;
-	m->losing = 0;
+	if (m->counted && m->counted_version == m->version)
+		return;
 	for (i = 0; i < m->cnt; i++) {
-		m->fault_total += m->rows[i]->fault_total;
-		m->msg_total += stream_sum(m->rows[i]->msgs);
-		m->losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
+		faults += m->rows[i]->fault_total;
+		msgs += stream_sum(m->rows[i]->msgs);
+		losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
+		clock_rows += m->rows[i]->has_last_fault;
 	}
+	if (faults != m->fault_total || msgs != m->msg_total || losing != m->losing ||
+	    clock_rows != m->clock_rows)
+		m->version++;
+	m->fault_total = faults;
+	m->msg_total = msgs;
+	m->losing = losing;
+	m->clock_rows = clock_rows;
+	m->counted = true;
+	m->counted_version = m->version;
 }
 
 /* The list merged last tick, unchanged (progs__refresh()): every loaded
@@ -323,12 +339,7 @@ void top_model__baseline(struct top_model *m)
 
 bool top_model__clock_shown(const struct top_model *m)
 {
-	size_t i;
-
-	for (i = 0; i < m->cnt; i++)
-		if (m->rows[i]->has_last_fault)
-			return true;
-	return false;
+	return m->clock_rows;
 }
 
 /* ---- history ---------------------------------------------------------- */

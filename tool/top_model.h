@@ -110,6 +110,9 @@ struct top_model {
 	 * top_model__clock_shown()
 	 */
 	unsigned long long version;
+	unsigned long long counted_version;	/* of the totals (count_totals) */
+	bool counted;
+	size_t clock_rows;		/* rows showing a fault's age */
 	bool stats;			/* runtime statistics shown */
 	char stats_note[256];		/* how they were enabled, or why not */
 	double slot_sec;		/* history slot length, set by the first sample */
