@@ -155,14 +155,16 @@ static void row_update_active(struct top_model *m, struct row *r, const struct p
 	row_update(r, p, dt);
 }
 
-/* The totals, and how many rows show a fault's age, again only when a
- * row may have changed since they were counted; when they differ, the
- * screen must show them.
+/* The totals, and how many rows show a fault's age, are unloaded or have
+ * a rate (refresh_same() looks at those only), again only when a row may
+ * have changed since they were counted; when the totals differ, the
+ * screen must show them. A row the journal's events add (unloaded) is
+ * counted at the next refresh: it goes a tick later at worst.
  */
 static void count_totals(struct top_model *m)
 {
 	unsigned long long faults = 0, msgs = 0;
-	size_t i, clock_rows = 0;
+	size_t i, clock_rows = 0, unloaded = 0, rates = 0;
 	int losing = 0;
 
 	if (m->counted && m->counted_version == m->version)
@@ -172,6 +174,8 @@ static void count_totals(struct top_model *m)
 		msgs += stream_sum(m->rows[i]->msgs);
 		losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
 		clock_rows += m->rows[i]->has_last_fault;
+		unloaded += m->rows[i]->unloaded;
+		rates += m->rows[i]->rate != 0;
 	}
 	if (faults != m->fault_total || msgs != m->msg_total || losing != m->losing ||
 	    clock_rows != m->clock_rows)
@@ -180,6 +184,8 @@ static void count_totals(struct top_model *m)
 	m->msg_total = msgs;
 	m->losing = losing;
 	m->clock_rows = clock_rows;
+	m->unloaded_rows = unloaded;
+	m->rate_rows = rates;
 	m->counted = true;
 	m->counted_version = m->version;
 }
@@ -198,12 +204,13 @@ static bool refresh_same(struct top_model *m, const struct prog_list *l, const s
 
 	if (!l->gen || l->gen != m->gen)
 		return false;
-	for (i = 0; i < m->cnt; i++) {
+	for (i = 0; m->unloaded_rows && i < m->cnt; i++) {
 		r = m->rows[i];
 		if (r->unloaded && !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC)
 			return false;
 	}
-	for (i = 0; i < m->cnt; i++) {
+	/* new faults come with a new version */
+	for (i = 0; (m->rate_rows || m->version != m->counted_version) && i < m->cnt; i++) {
 		r = m->rows[i];
 		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick)) {
 			row_update(r, prog_list__find(l, r->ident.id), dt);

@@ -113,6 +113,7 @@ struct top_model {
 	unsigned long long counted_version;	/* of the totals (count_totals) */
 	bool counted;
 	size_t clock_rows;		/* rows showing a fault's age */
+	size_t unloaded_rows, rate_rows;	/* unloaded; with a fault rate */
 	bool stats;			/* runtime statistics shown */
 	char stats_note[256];		/* how they were enabled, or why not */
 	double slot_sec;		/* history slot length, set by the first sample */
