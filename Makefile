@@ -17,11 +17,11 @@ VERSION    := 0.1
 # Packages `make deps` installs: to build, then to test. Debian 12 names.
 BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool libbpf-dev \
 	libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libzstd-dev libncurses-dev \
-	libsqlite3-dev libjson-c-dev libmicrohttpd-dev
+	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
 	util-linux systemd prometheus python3-prometheus-client curl strace
 
-LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd
+LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g
 CFLAGS     += -MMD -MP -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -DBPFSTDERR_VERSION='"$(VERSION)"' \
 	      -I$(BUILD) $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)

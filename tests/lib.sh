@@ -120,6 +120,17 @@ pin_capacity() {
 }
 capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
 
+# faulting_progs VAR: "KIND ID" per demo fault source the holder VAR
+# loaded (KIND as holdprog's fault command names it).
+faulting_progs() {
+	local kind id
+	for kind in arena_read may_goto deadlock; do
+		id=$(prog_id "$1" "demo_$kind")
+		[ -n "$id" ] && echo "$kind $id"
+	done
+	return 0
+}
+
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

@@ -54,6 +54,11 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	"  prog INTEGER NOT NULL REFERENCES progs(row), tag TEXT NOT NULL, off INTEGER NOT NULL,"
 	"  func BLOB, file BLOB, line INTEGER NOT NULL, col INTEGER NOT NULL, src BLOB,"
 	"  PRIMARY KEY (prog, tag, off));",
+	/* 2: where each forwarder (record --journald) is in the events, and
+	 * an id that tells this journal's seqs from another's
+	 */
+	"CREATE TABLE sinks (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
+	"INSERT OR IGNORE INTO meta (key, value) VALUES ('journal_id', random() & 0x7fffffffffffffff);",
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
@@ -63,7 +68,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_CNT,
+	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_CNT,
 };
 
 static const char *const stmt_sql[S_CNT] = {
@@ -93,6 +98,9 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_SINCE] = "SELECT min(seq) FROM events WHERE ts >= ?1",
 	[S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) "
 		       "ON CONFLICT (key) DO UPDATE SET value = ?2",
+	[S_SINK_GET] = "SELECT seq FROM sinks WHERE name = ?1",
+	[S_SINK_SET] = "INSERT INTO sinks (name, seq) VALUES (?1, ?2) "
+		       "ON CONFLICT (name) DO UPDATE SET seq = ?2",
 };
 
 struct journal {
@@ -234,36 +242,21 @@ static void say_open_error(struct journal *j, bool create, int fd_err)
 		close(fd);
 }
 
-/* A journal holds what programs wrote: only its owner may read it. Its
- * -wal and -shm files take the database's mode, so they are fixed too.
- */
-static int tighten_mode(struct journal *j, int fd, const struct stat *st, const char *name, bool fix)
+/* A journal holds what programs wrote: only its owner may read it. */
+static int check_owner(struct journal *j, const struct stat *st, const char *name)
 {
-	size_t n;
-
-	if (st->st_uid != geteuid()) {
-		snprintf(j->err, sizeof(j->err), "%s belongs to uid %u, not to this user (uid %u)",
-			 name, (unsigned int)st->st_uid, (unsigned int)geteuid());
-		return -EPERM;
-	}
-	if (!(st->st_mode & 077) || !fix)
+	if (st->st_uid == geteuid())
 		return 0;
-	if (fchmod(fd, st->st_mode & 0700)) {
-		snprintf(j->err, sizeof(j->err), "%s is readable by others (mode %04o) and cannot "
-			 "be made 0600: %s", name, (unsigned int)(st->st_mode & 07777), strerror(errno));
-		return -errno;
-	}
-	n = strlen(j->notice);
-	snprintf(j->notice + n, sizeof(j->notice) - n, "%s%s was readable by others (mode %04o): made it %04o",
-		 n ? "; " : "", name, (unsigned int)(st->st_mode & 07777), (unsigned int)(st->st_mode & 0700));
-	return 0;
+	snprintf(j->err, sizeof(j->err), "%s belongs to uid %u, not to this user (uid %u)",
+		 name, (unsigned int)st->st_uid, (unsigned int)geteuid());
+	return -EPERM;
 }
 
 /* Only a regular file, never through a symbolic link: SQLite would write
  * through the link, and beside a device it would create its own files
  * (/dev/null-journal). Created 0600, since SQLite would create it 0644.
  */
-static int open_regular(struct journal *j, const char *path, bool create, bool fix)
+static int open_regular(struct journal *j, const char *path, bool create)
 {
 	int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (create ? O_CREAT : 0);
 	struct stat st;
@@ -284,18 +277,16 @@ static int open_regular(struct journal *j, const char *path, bool create, bool f
 		snprintf(j->err, sizeof(j->err), "%s is not a regular file: a journal must be one", path);
 		err = -EINVAL;
 	}
-	err = err ?: tighten_mode(j, fd, &st, path, fix);
+	err = err ?: check_owner(j, &st, path);
 	close(fd);
 	return err;
 }
 
-/* lstat first: opening a FIFO or a device to find out is not harmless.
- * fix: make the modes 0600 (once the journal is accepted: a refused file
- * is left as it is).
- */
-static int check_path(struct journal *j, bool fix)
+static const char *const journal_sides[] = { "-wal", "-shm" };
+
+/* lstat first: opening a FIFO or a device to find out is not harmless. */
+static int check_path(struct journal *j)
 {
-	static const char *const sides[] = { "-wal", "-shm" };
 	char side[PATH_MAX + 8];
 	struct stat st;
 	size_t i;
@@ -305,14 +296,54 @@ static int check_path(struct journal *j, bool fix)
 		snprintf(j->err, sizeof(j->err), "%s is not a regular file: a journal must be one", j->path);
 		return -EINVAL;
 	}
-	err = open_regular(j, j->path, true, fix);
-	for (i = 0; !err && i < sizeof(sides) / sizeof(sides[0]); i++) {
-		snprintf(side, sizeof(side), "%s%s", j->path, sides[i]);
+	err = open_regular(j, j->path, true);
+	for (i = 0; !err && i < sizeof(journal_sides) / sizeof(journal_sides[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", j->path, journal_sides[i]);
 		if (!lstat(side, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 			snprintf(j->err, sizeof(j->err), "%s is not a regular file", side);
 			return -EINVAL;
 		}
-		err = open_regular(j, side, false, fix);
+		err = open_regular(j, side, false);
+	}
+	return err;
+}
+
+static int fix_mode(struct journal *j, const char *name)
+{
+	unsigned int mode;
+	struct stat st;
+	size_t n;
+
+	if (lstat(name, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 077))
+		return 0;
+	mode = st.st_mode & 07777;
+	if (fchmodat(AT_FDCWD, name, mode & 0700, AT_SYMLINK_NOFOLLOW)) {
+		snprintf(j->err, sizeof(j->err), "%s is readable by others (mode %04o) and cannot "
+			 "be made 0600: %s", name, mode, strerror(errno));
+		return -errno;
+	}
+	n = strlen(j->notice);
+	snprintf(j->notice + n, sizeof(j->notice) - n, "%s%s was readable by others (mode %04o): made it %04o",
+		 n ? "; " : "", name, mode, mode & 0700);
+	return 0;
+}
+
+/* Once the journal is accepted (a refused file is left as it is), its
+ * -wal and -shm files take the database's mode. By path, never opening
+ * them: closing any descriptor of a file drops every POSIX lock this
+ * process holds on it, SQLite's among them, and another process would
+ * then take itself for the only one and reset the WAL under us.
+ */
+static int fix_modes(struct journal *j)
+{
+	char side[PATH_MAX + 8];
+	size_t i;
+	int err;
+
+	err = fix_mode(j, j->path);
+	for (i = 0; !err && i < sizeof(journal_sides) / sizeof(journal_sides[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", j->path, journal_sides[i]);
+		err = fix_mode(j, side);
 	}
 	return err;
 }
@@ -528,7 +559,7 @@ int journal__open(struct journal **out, const char *path)
 			 strerror(-err));
 		return err;
 	}
-	return check_path(j, false) ?: setup(j) ?: check_path(j, true);
+	return check_path(j) ?: setup(j) ?: fix_modes(j);
 }
 
 void journal__close(struct journal *j)
@@ -918,6 +949,46 @@ int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx)
 	if (!err && rc != SQLITE_DONE)
 		err = fail(j, rc, "cannot read the journal");
 	return err;
+}
+
+/* ---- sinks ---------------------------------------------------------------------- */
+
+long long journal__id(struct journal *j)
+{
+	return meta_get(j, "journal_id", 0);
+}
+
+int journal__sink_get(struct journal *j, const char *name, long long *seq)
+{
+	sqlite3_stmt *st = stmt(j, S_SINK_GET);
+	int rc;
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*seq = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	return rc == SQLITE_ROW ? 0 : fail(j, rc, "cannot read the journal");
+}
+
+int journal__sink_set(struct journal *j, const char *name, long long seq)
+{
+	sqlite3_stmt *st;
+	int err = journal__begin(j);
+
+	if (err)
+		return err;
+	st = stmt(j, S_SINK_SET);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	err = done(j, st);
+	if (err) {
+		journal__rollback(j);
+		return err;
+	}
+	return journal__commit(j);
 }
 
 /* ---- retention -------------------------------------------------------------------- */

@@ -25,7 +25,7 @@
 #include "progs.h"
 #include "symbolize.h"
 
-#define JOURNAL_SCHEMA_VERSION	1
+#define JOURNAL_SCHEMA_VERSION	2
 #define JOURNAL_DEFAULT_PATH	"/var/lib/bpfstderr/journal.db"
 #define JOURNAL_DEFAULT_MAX_AGE	(7LL * 24 * 3600)	/* seconds */
 #define JOURNAL_DEFAULT_MAX_SIZE (128LL << 20)		/* bytes */
@@ -134,6 +134,17 @@ long long journal__cursor_at(struct journal *j, long long since_ns);
 typedef int (*jsite_fn)(const char *tag, unsigned long long off, const struct sym_loc *loc,
 			void *ctx);
 int journal__sites(struct journal *j, long long row, jsite_fn fn, void *ctx);
+
+/* ---- sinks: forwarders of the events (record --journald) --------------------- */
+
+/* This journal's id (random, made with its schema): with a seq, it names
+ * one event among every journal's.
+ */
+long long journal__id(struct journal *j);
+/* The last seq the sink name has delivered: -ENOENT when it never ran. */
+int journal__sink_get(struct journal *j, const char *name, long long *seq);
+/* In a transaction of its own (never inside a drain's). */
+int journal__sink_set(struct journal *j, const char *name, long long seq);
 
 /* ---- retention ------------------------------------------------------------ */
 

@@ -502,16 +502,26 @@ static void mark_dry(struct pipeline *pl, struct tracked *t, const struct prog *
 	}
 }
 
+/* Bytes written after the snapshot may be read too: what is left is at
+ * least 0.
+ */
+static int left_after(int capacity, unsigned long long read)
+{
+	return (unsigned long long)capacity > read ? capacity - (int)read : 0;
+}
+
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
 	unsigned int mask = streams_to_read(pl, p, t);
 	enum stream s;
 	long got = 0;
+	bool whole;
 	int i, err;
 
 	memcpy(t->capacity, p->capacity, sizeof(t->capacity));
 	memcpy(before, t->bytes_read, sizeof(before));
+	memset(t->left, 0, sizeof(t->left));
 	if (!mask)
 		return 0;
 	if (pl->ops.journal && !room_for_read(pl)) {
@@ -520,11 +530,15 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	}
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
 	mark_dry(pl, t, p, mask, before, err);
+	/* read to the end: what is left was never readable */
+	whole = !err;
 	if (err == -ENOENT || err == STOP_NO_ROOM)
 		err = 0;	/* unloaded since the snapshot: flushed next cycle */
 	for_each_stream(s) {
 		i = stream_idx(s);
 		got += t->bytes_read[i] - before[i];
+		if (mask & STREAM_MASK(s) && whole)
+			t->left[i] = left_after(t->capacity[i], t->bytes_read[i] - before[i]);
 		if (pl->ops.journal && t->reasm[i]) {
 			int cerr = stream_close(t, s, t->bytes_read[i] - before[i]);
 

@@ -19,6 +19,11 @@ struct kept;
 struct tracked {
 	struct jprog p;				/* p.row: 0 until the journal has it */
 	int capacity[STREAM_CNT];		/* as of the last snapshot */
+	/* of that, what this process's last drain did not read: never
+	 * readable (messages and reports the kernel dropped); 0 when the
+	 * stream was not read
+	 */
+	int left[STREAM_CNT];
 	unsigned long long bytes_read[STREAM_CNT];
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */

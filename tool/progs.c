@@ -53,6 +53,10 @@ void progs__want_stats(struct progs *p, bool on)
 {
 	p->skel->bss->want_stats = on;
 	p->want_stats = on;
+	/* the cached list was read with or without them: the next refresh
+	 * walks (with statistics on, every one does: they change each run)
+	 */
+	p->watching = false;
 }
 
 int progs__open(struct progs **out)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "journal_cli.h"
+#include "journald.h"
 #include "main.h"
 #include "metrics.h"
 #include "session.h"
@@ -19,6 +20,8 @@ static struct record_env {
 	struct retention ret;
 	struct metrics_opts metrics;	/* served when addr.port is set */
 	struct metrics *m;
+	bool journald;
+	struct journald *jsink;		/* sends what the journal has, before retention prunes it */
 } env = {
 	.interval = 1.0,
 	.ret = { .max_age = JOURNAL_DEFAULT_MAX_AGE, .max_size = JOURNAL_DEFAULT_MAX_SIZE },
@@ -30,6 +33,7 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_METRICS_ADDRESS,
 	OPT_METRICS_KEEP,
+	OPT_JOURNALD,
 };
 
 static const struct argp_option opts[] = {
@@ -38,6 +42,7 @@ static const struct argp_option opts[] = {
 	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "Keep the database under SIZE: 1M, 64M, 1G; 0 for no limit (default 128M, least 1M)", 0 },
 	{ "metrics-address", OPT_METRICS_ADDRESS, "HOST:PORT", 0, "Serve Prometheus metrics at http://HOST:PORT/metrics ([IPV6]:PORT; 0.0.0.0 for every interface)", 0 },
 	{ "metrics-keep", OPT_METRICS_KEEP, "AGE", 0, "An unloaded program's series stay AGE, then leave: 30s, 10m, 1h; 0: at once (default 10m)", 0 },
+	{ "journald", OPT_JOURNALD, NULL, 0, "Also send each fault and message to the systemd journal, once; new events only on a journal's first run", 0 },
 	{},
 };
 
@@ -68,6 +73,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_duration(arg, &env.metrics.keep))
 			argp_failure(state, EXIT_USAGE, 0, "invalid age '%s' (e.g. 30s, 10m, 1h; 0: at once)", arg);
 		break;
+	case OPT_JOURNALD:
+		env.journald = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -91,6 +99,9 @@ static int cycle(struct session *s)
 		got = metrics__update(env.m, s->journal, now, s->pl, &start);
 	if (got < 0)
 		return got;
+	err = journald__send(env.jsink, s->pl);
+	if (err)
+		return err;
 	/* idle cycles commit nothing: age limits still apply; a full file
 	 * system stops reads (the pipeline said so) and not the recorder
 	 */
@@ -111,7 +122,8 @@ static int run(struct session *s)
 	 * the journal had no room for go to a spill file
 	 */
 	err = err ?: cycle(s);
-	return err ?: pipeline__flush(s->pl);
+	err = err ?: pipeline__flush(s->pl);
+	return err ?: journald__send(env.jsink, NULL);
 }
 
 int do_record(int argc, char **argv)
@@ -146,6 +158,7 @@ int do_record(int argc, char **argv)
 	if (rc)
 		goto out;
 	err = journal__set_retention(s.journal, &env.ret);
+	err = err ?: env.journald ? journald__open(&env.jsink, s.journal) : 0;
 	if (!err && env.metrics.addr.port[0] && metrics__open(&env.m, &env.metrics, s.journal)) {
 		rc = EXIT_ERROR;	/* it said why */
 		goto out;
@@ -154,6 +167,7 @@ int do_record(int argc, char **argv)
 	if (err)
 		rc = session__failed(&s, err, "record");
 out:
+	journald__close(env.jsink);
 	metrics__close(env.m);
 	session__close(&s);
 	return rc;

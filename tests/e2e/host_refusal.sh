@@ -63,6 +63,8 @@ wait_for() { local i; for i in $(seq 100); do screen | grep -qF -- "$1" && retur
 check "top --demo: a notice names the arena refusal" wait_for "demo: this host refuses arena"
 # Only this top's own programs: others on the machine may run demos too.
 top_pid=$(descendants "$(tmux display -p -t "$S" '#{pane_pid}')" bpfstderr)
+# ... and only they on the screen: a busy machine's programs would push them off
+tmux send-keys -t "$S" / "bpfstderr($top_pid)" Enter; sleep 0.6
 own() { screen | awk -v o="bpfstderr($top_pid)" '$4 == o'; }
 faults_of() {	# NAME: its FAULTS cell
 	screen | awk -v n="$1" -v o="bpfstderr($top_pid)" '

@@ -150,6 +150,8 @@ check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
 tmux new-session -d -s "$S-demo" -x 160 -y 32 "$BPFSTDERR top --demo; sleep 60"
 check "--demo: the demo programs are shown" wait_for "$S-demo" "demo_deadlock"
 demo_pid=$(descendants "$(tmux display -p -t "$S-demo" '#{pane_pid}')" bpfstderr)
+# ... and only they on the screen: a busy machine's programs would push them off
+tmux send-keys -t "$S-demo" / "bpfstderr($demo_pid)" Enter; sleep 0.6
 own_row() { screen "$S-demo" | awk -v n="$1" -v o="bpfstderr($demo_pid)" '$3 == n && $4 == o'; }
 own_faults() {
 	screen "$S-demo" | awk -v n="$1" -v o="bpfstderr($demo_pid)" '

@@ -15,24 +15,42 @@ mkdir -p "$d/new"
 "$BPFSTDERR" report --journal "$db" > /dev/null 2>&1; rc=$?
 check "report creates the journal (exit $rc)" test -f "$db" -a "$rc" -le 1
 check_eq "its directory is 0700, the file 0600" "$(stat -c %a "$d/new/dir") $(stat -c %a "$db")" "700 600"
-check_eq "schema version 1, bpfstderr's application id, WAL" \
+check_eq "schema version 2, bpfstderr's application id, WAL" \
 	"$(pyq "$db" 'pragma user_version') $(pyq "$db" 'pragma application_id') $(pyq "$db" 'pragma journal_mode')" \
-	"1 1112557125 wal"
+	"2 1112557125 wal"
 check_eq "its tables" "$(pyq "$db" "select group_concat(name, ' ') from (select name from sqlite_master where type = 'table' and name not like 'sqlite%' order by name)")" \
-	"events meta pending progs sites"
+	"events meta pending progs sinks sites"
 "$BPFSTDERR" report --journal "$db" > /dev/null 2>&1
-check_eq "opened again: still version 1" "$(pyq "$db" 'pragma user_version')" 1
+check_eq "opened again: still version 2" "$(pyq "$db" 'pragma user_version')" 2
 
 (umask 022; exec "$BPFSTDERR" follow --all --journal "$d/live.db" > /dev/null 2>&1) &
 fpid=$!
 for i in $(seq 100); do [ -e "$d/live.db-wal" ] && [ -e "$d/live.db-shm" ] && break; sleep 0.1; done
 check_eq "while in use, its -wal and -shm files are 0600 too (umask 022)" \
 	"$(stat -c %a "$d/live.db-wal" "$d/live.db-shm" 2>&1 | paste -sd' ')" "600 600"
+# SQLite's own locks stay held while the journal is open: closing any
+# descriptor of a file drops every POSIX lock the process has on it, and
+# another process would then take itself for the only user and reset the
+# WAL. The kernel's lock table is the oracle.
+ino=$(stat -c %i "$d/live.db-shm")
+check "while in use, SQLite's lock on the -shm file is held (/proc/locks)" \
+	grep -qE "POSIX +ADVISORY +[A-Z]+ +$fpid +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks
 kill -INT "$fpid"; wait "$fpid"
 
 : > "$d/empty.db"
 "$BPFSTDERR" report --journal "$d/empty.db" > /dev/null 2>&1
-check_eq "an empty file (version 0) is brought to version 1" "$(pyq "$d/empty.db" 'pragma user_version')" 1
+check_eq "an empty file (version 0) is brought to version 2" "$(pyq "$d/empty.db" 'pragma user_version')" 2
+
+# A version 1 journal (this one, taken back: no sinks, no journal id) is
+# brought to version 2, its events kept, with an id of its own.
+cp "$db" "$d/v1.db"
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table sinks; delete from meta where key = 'journal_id'; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (7, 'aa', 1, 1, 'x', 'x', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 1, 0, 0, 'kept'); pragma user_version = 1\" % time.time_ns())" "$d/v1.db"
+"$BPFSTDERR" report --journal "$d/v1.db" --since @0 > /dev/null 2>&1
+check_eq "version 1 migrated: version 2, its event kept, a sinks table, a journal id" \
+	"$(pyq "$d/v1.db" 'pragma user_version') $(pyq "$d/v1.db" 'select text from events') $(pyq "$d/v1.db" "select count(*) from sqlite_master where name = 'sinks'") $(pyq "$d/v1.db" "select value > 0 from meta where key = 'journal_id'")" \
+	"2 kept 1 1"
+check "another journal has another id" test "$(pyq "$d/v1.db" "select value from meta where key = 'journal_id'")" != \
+	"$(pyq "$db" "select value from meta where key = 'journal_id'")"
 
 BPFSTDERR_JOURNAL=$d/env.db "$BPFSTDERR" report > /dev/null 2>&1
 check "BPFSTDERR_JOURNAL chooses the file" test -f "$d/env.db"
@@ -50,7 +68,7 @@ refused() {	# DESC WANT-IN-MESSAGE CMD...: exit 5 and one line on stderr
 cp "$db" "$d/newer.db"
 python3 -c "import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma user_version = 99'); c.commit()" "$d/newer.db"
 sum=$(md5sum < "$d/newer.db")
-refused "a newer journal" "has journal schema version 99; this bpfstderr knows up to 1" \
+refused "a newer journal" "has journal schema version 99; this bpfstderr knows up to 2" \
 	"$BPFSTDERR" report --journal "$d/newer.db"
 refused "a newer journal, follow" "schema version 99" "$BPFSTDERR" follow --all --journal "$d/newer.db"
 check_eq "a newer journal is left as it was" "$(md5sum < "$d/newer.db")" "$sum"
@@ -87,7 +105,7 @@ check "doctor: a journal not there yet is said so, and not created" \
 check "doctor: a corrupt journal is REFUSED, loudly" grep -q "REFUSED: .*is not a bpfstderr journal" "$d/doc.txt"
 check_eq "doctor --json: the journal's error" \
 	"$("$BPFSTDERR" doctor --json --journal "$d/newer.db" | jq -r '.journal.error')" \
-	"$d/newer.db has journal schema version 99; this bpfstderr knows up to 1: use a newer bpfstderr, or another --journal"
+	"$d/newer.db has journal schema version 99; this bpfstderr knows up to 2: use a newer bpfstderr, or another --journal"
 
 bad=$(printf '%s/bad\xff\x1bname.db' "$d"); cp "$d/garbage.db" "$bad"
 check_eq "doctor --json: a path of any bytes keeps the JSON valid (Python's json) and exact" \

@@ -13,13 +13,7 @@ pin_capacity "$mnt" || { fail "mount bpffs and pin the oracle iterator"; finish;
 
 start_holder H demo || { fail "load demo programs"; finish; }
 check_refusals H
-# The fault kinds whose programs loaded: "KIND ID" (KIND as holdprog's
-# fault command names it).
-faulting=""
-for kind in arena_read may_goto deadlock; do
-	id=$(prog_id H "demo_$kind")
-	[ -n "$id" ] && faulting+="$kind $id"$'\n'
-done
+faulting=$(faulting_progs H)
 [ -n "$faulting" ] || { fail "some demo fault source loads"; finish; }
 read -r kind first <<<"$faulting"
 

@@ -149,9 +149,16 @@ keys q
 select_row "$id" > /dev/null
 runs0=$(bpftool prog show id "$id" -j | jq '.run_cnt // 0')
 keys S
+# runs count between two samples with statistics on: wait for them first
+wait_for "runs/s  max" && sleep 1.2
 for i in $(seq 20); do holder_cmd H "write 1 0 0" > /dev/null; sleep 0.1; done
-sleep 1.5
 runs=$(( $(bpftool prog show id "$id" -j | jq '.run_cnt // 0') - runs0 ))
+for i in $(seq 20); do	# a loaded machine may take a few refreshes
+	sleep 0.5
+	screen > "$out/screen"
+	rmx=$(python3 tests/e2e/graph_check.py 200 "$out/screen" runs/s 2> /dev/null | cut -d' ' -f1)
+	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 0)' "$rmx" 2> /dev/null && break
+done
 shot 200 runs/s rmx rspan rpoint rpoints rtop rbottom
 check "S: a runs/s graph, max $rmx > 0 ($runs runs by bpftool)" \
 	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 0 or int(sys.argv[2]) < 20)' "$rmx" "$runs"
