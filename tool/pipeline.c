@@ -521,7 +521,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 
 	memcpy(t->capacity, p->capacity, sizeof(t->capacity));
 	memcpy(before, t->bytes_read, sizeof(before));
-	memset(t->left, 0, sizeof(t->left));
+	for_each_stream(s)	/* a stream found empty keeps what it left */
+		if (!stream_dry(pl, t, s))
+			t->left[stream_idx(s)] = 0;
 	if (!mask)
 		return 0;
 	if (pl->ops.journal && !room_for_read(pl)) {
