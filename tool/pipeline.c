@@ -966,6 +966,14 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 	return err ?: pipeline__cycle(pl, l);
 }
 
+void pipeline__forget_dry(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->cnt; i++)
+		memset(pl->t[i]->dry_gen, 0, sizeof(pl->t[i]->dry_gen));
+}
+
 /* Bytes kept from a failed commit get one more transaction of their own. */
 static int flush_kept(struct pipeline *pl)
 {
