@@ -19,7 +19,7 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libzstd-dev libncurses-dev \
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
-	util-linux systemd prometheus python3-prometheus-client curl
+	util-linux systemd prometheus python3-prometheus-client curl strace
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g

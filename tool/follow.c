@@ -329,6 +329,7 @@ static int run(struct session *s)
 		session__sleep(interval / 1000.0);
 	}
 	/* one last drain, then everything held is emitted */
+	pipeline__forget_dry(s->pl);
 	if (!err && !nothing_left())
 		err = cycle(s, &drained);
 	if (!err)

@@ -31,6 +31,9 @@ struct kept {
 /* Returned by the drain callback to stop reading: no room in the journal. */
 #define STOP_NO_ROOM	1
 
+/* A stream found empty is read again after this at the latest (stream_dry()). */
+#define DRY_MAX_AGE_SEC	5
+
 struct pipeline {
 	struct pipeline_ops ops;
 	struct drainer *drainer;
@@ -46,6 +49,7 @@ struct pipeline {
 	int err;			/* first sink error */
 	struct kept *log;		/* journal: this cycle's reads, then the kept ones */
 	long long room;			/* journal: bytes the file system can still take */
+	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
 };
 
@@ -431,10 +435,37 @@ static int on_bytes(__u32 id, enum stream s, const void *buf, size_t len, void *
 	return err;
 }
 
-/* Only streams with bytes accounted are read: idle programs cost nothing.
- * Kernels without accounting (RFC) are read every cycle.
+/* Bytes accounted and nothing to read: capacity that a failed write
+ * charged and never gave back (design.md: leaked). A read that found a
+ * stream empty is not repeated while the list is the same gen, that is
+ * while the watch says every program's accounting is what the walk (or
+ * check) just before that read saw: a read takes off the accounting what
+ * it returns and a write adds at least what it leaves readable, so with
+ * the accounting unchanged since the empty read nothing is readable now.
+ * A write of the same size as another reader's read leaves nothing
+ * either. What it cannot tell: another reader (outside the journal's
+ * transaction) that drained the stream between that check and our read,
+ * then writes of as many bytes; those are read DRY_MAX_AGE_SEC after the
+ * empty read at the latest. Walking every cycle (no watch,
+ * BPFSTDERR_FULL_WALK) gives a new gen every cycle: every stream with
+ * bytes accounted is read every cycle. Only streams that never gave this
+ * process a byte count: all that the injected test shim serves comes
+ * with no change to the kernel's accounting.
  */
-static unsigned int streams_to_read(const struct pipeline *pl, const struct prog *p)
+static bool stream_dry(const struct pipeline *pl, const struct tracked *t, enum stream s)
+{
+	int i = stream_idx(s);
+
+	return t && !t->yielded[i] && t->dry_gen[i] && t->dry_gen[i] == pl->now->gen &&
+	       pl->mono_sec - t->dry_at[i] < DRY_MAX_AGE_SEC;
+}
+
+/* Only streams with bytes accounted and not found empty at this
+ * accounting are read: idle programs cost nothing. Kernels without
+ * accounting (RFC) are read every cycle.
+ */
+static unsigned int streams_to_read(const struct pipeline *pl, const struct prog *p,
+				    const struct tracked *t)
 {
 	unsigned int mask = 0;
 	enum stream s;
@@ -442,9 +473,33 @@ static unsigned int streams_to_read(const struct pipeline *pl, const struct prog
 	if (!p->has_streams)
 		return pl->ops.streams;
 	for_each_stream(s)
-		if (p->capacity[stream_idx(s)] > 0)
+		if (p->capacity[stream_idx(s)] > 0 && !stream_dry(pl, t, s))
 			mask |= STREAM_MASK(s);
 	return mask & pl->ops.streams;
+}
+
+/* After a read of the streams in mask that ran to its end (err 0): which
+ * were found empty (before is bytes_read before it). Lists without a gen
+ * mark none.
+ */
+static void mark_dry(struct pipeline *pl, struct tracked *t, const struct prog *p, unsigned int mask,
+		     const unsigned long long *before, int err)
+{
+	enum stream s;
+	int i;
+
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (!(mask & STREAM_MASK(s)))
+			continue;
+		t->dry_gen[i] = 0;
+		if (t->bytes_read[i] != before[i])
+			t->yielded[i] = true;
+		else if (!err && p->has_streams && pl->now->gen) {
+			t->dry_gen[i] = pl->now->gen;
+			t->dry_at[i] = pl->mono_sec;
+		}
+	}
 }
 
 /* Bytes written after the snapshot may be read too: what is left is at
@@ -458,7 +513,7 @@ static int left_after(int capacity, unsigned long long read)
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
-	unsigned int mask = streams_to_read(pl, p);
+	unsigned int mask = streams_to_read(pl, p, t);
 	enum stream s;
 	long got = 0;
 	bool whole;
@@ -466,7 +521,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 
 	memcpy(t->capacity, p->capacity, sizeof(t->capacity));
 	memcpy(before, t->bytes_read, sizeof(before));
-	memset(t->left, 0, sizeof(t->left));
+	for_each_stream(s)	/* a stream found empty keeps what it left */
+		if (!stream_dry(pl, t, s))
+			t->left[stream_idx(s)] = 0;
 	if (!mask)
 		return 0;
 	if (pl->ops.journal && !room_for_read(pl)) {
@@ -474,6 +531,7 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		return 0;
 	}
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
+	mark_dry(pl, t, p, mask, before, err);
 	/* read to the end: what is left was never readable */
 	whole = !err;
 	if (err == -ENOENT || err == STOP_NO_ROOM)
@@ -663,12 +721,14 @@ static int stops_at_unloaded(const struct jprog *jp, void *ctx)
 static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 {
 	bool active = now->gen;	/* from progs__refresh(): active is indexed */
+	bool same = same_list(pl, now);	/* tracked as listed: dry streams known */
 	const struct prog *p;
 	size_t i;
 
 	for (i = 0; i < (active ? now->cnt_active : now->cnt); i++) {
 		p = nth_prog(now, active, i);
-		if (streams_to_read(pl, p) && pl->ops.select(p, pl->ops.ctx))
+		if (streams_to_read(pl, p, same ? pipeline__find(pl, p->ident.id) : NULL) &&
+		    pl->ops.select(p, pl->ops.ctx))
 			return true;
 	}
 	return journal__pending_list(pl->ops.journal, stops_at_due_tail, pl) > 0 ||
@@ -774,10 +834,10 @@ static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
 	long got;
 	int err;
 
+	if (!retry && !journal_work(pl, now))
+		return drain_all(pl, now, false);	/* no statfs either */
 	measure_room(pl);
 	if (retry && pl->room < 0)
-		return drain_all(pl, now, false);
-	if (!retry && !journal_work(pl, now))
 		return drain_all(pl, now, false);
 	err = journal__begin(j);
 	if (err == -EBUSY)
@@ -876,9 +936,12 @@ static int deliver(const struct jevent *e, void *ctx)
 
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 {
+	struct timespec mono;
 	long got;
 	int err = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	pl->mono_sec = mono.tv_sec;
 	pl->now = now;
 	got = pl->ops.journal ? journal_cycle(pl, now) : drain_all(pl, now, true);
 	if (pl->ops.journal)
@@ -901,6 +964,14 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 
 	err = progs__refresh(progs, &l, 0);
 	return err ?: pipeline__cycle(pl, l);
+}
+
+void pipeline__forget_dry(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->cnt; i++)
+		memset(pl->t[i]->dry_gen, 0, sizeof(pl->t[i]->dry_gen));
 }
 
 /* Bytes kept from a failed commit get one more transaction of their own. */

@@ -28,6 +28,13 @@ struct tracked {
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */
 	struct kept *log[STREAM_CNT];		/* journal: this cycle's bytes */
+	/* the last read found nothing: the gen of the list whose accounting
+	 * it was (0: none) and when (CLOCK_MONOTONIC s); yielded: a read of
+	 * the stream ever gave bytes (see stream_dry())
+	 */
+	unsigned long long dry_gen[STREAM_CNT];
+	time_t dry_at[STREAM_CNT];
+	bool yielded[STREAM_CNT];
 	struct pipeline *pl;
 };
 
@@ -82,6 +89,11 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
  * last cycle unchanged, only its active programs are looked at.
  */
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
+/* Streams found empty are read again at the next cycle, whatever the
+ * watch says: before a last drain, so that nothing another reader's race
+ * (stream_dry() in pipeline.c) left waiting stays behind.
+ */
+void pipeline__forget_dry(struct pipeline *pl);
 /* Emit everything held, as at the end of every stream. With a journal,
  * held bytes stay there for the next drainer (or are emitted once stale);
  * bytes read but not committed yet (the journal was full) get one more

@@ -121,6 +121,7 @@ static int run(struct session *s)
 	/* one last drain: what was written before the signal is kept; bytes
 	 * the journal had no room for go to a spill file
 	 */
+	pipeline__forget_dry(s->pl);
 	err = err ?: cycle(s);
 	err = err ?: pipeline__flush(s->pl);
 	return err ?: journald__send(env.jsink, NULL);

@@ -186,6 +186,7 @@ static void notice(const char *msg, void *ctx)
 	struct top_ctx *c = ctx;
 
 	snprintf(c->m->notice, sizeof(c->m->notice), "%s", msg);
+	c->m->version++;
 	if (env.batch)
 		fprintf(stderr, "bpfstderr: %s\n", msg);
 }
@@ -201,6 +202,8 @@ static void account_one(struct top_ctx *c, const struct tracked *t)
 	for (s = 0; r && s < STREAM_CNT; s++) {
 		long long left = r->capacity[s] - (long long)(t->bytes_read[s] - r->bytes_read[s]);
 
+		if (r->capacity[s] != (left > 0 ? left : 0))
+			c->m->version++;
 		r->capacity[s] = left > 0 ? left : 0;
 		r->bytes_read[s] = t->bytes_read[s];
 	}

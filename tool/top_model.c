@@ -142,23 +142,59 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 	r->run_ns = p->run_time_ns;
 }
 
-static void count_totals(struct top_model *m)
+/* An active row of an unchanged list: in the same gen only what the
+ * kernel accounts can differ (owners and statistics come with a new gen).
+ */
+static void row_update_active(struct top_model *m, struct row *r, const struct prog *p, double dt)
 {
-	size_t i;
-
-	m->fault_total = m->msg_total = 0;
-	m->losing = 0;
-	for (i = 0; i < m->cnt; i++) {
-		m->fault_total += m->rows[i]->fault_total;
-		m->msg_total += stream_sum(m->rows[i]->msgs);
-		m->losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
-	}
+	if (memcmp(r->capacity, p->capacity, sizeof(r->capacity)) ||
+	    memcmp(r->dropped_msgs, p->dropped_msgs, sizeof(r->dropped_msgs)) ||
+	    memcmp(r->dropped_bytes, p->dropped_bytes, sizeof(r->dropped_bytes)) ||
+	    r->error_count != p->error_count)
+		m->version++;
+	row_update(r, p, dt);
 }
 
-/* The list merged last tick, unchanged (progs__refresh()): rows come and
- * go only by time, and only rows with a rate to decay or faults to count,
- * and the active programs (what the drain read comes off their capacity),
- * need an update. False when the whole merge is needed.
+/* The totals, and how many rows show a fault's age, are unloaded or have
+ * a rate (refresh_same() looks at those only), again only when a row may
+ * have changed since they were counted; when the totals differ, the
+ * screen must show them. A row the journal's events add (unloaded) is
+ * counted at the next refresh: it goes a tick later at worst.
+ */
+static void count_totals(struct top_model *m)
+{
+	unsigned long long faults = 0, msgs = 0;
+	size_t i, clock_rows = 0, unloaded = 0, rates = 0;
+	int losing = 0;
+
+	if (m->counted && m->counted_version == m->version)
+		return;
+	for (i = 0; i < m->cnt; i++) {
+		faults += m->rows[i]->fault_total;
+		msgs += stream_sum(m->rows[i]->msgs);
+		losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
+		clock_rows += m->rows[i]->has_last_fault;
+		unloaded += m->rows[i]->unloaded;
+		rates += m->rows[i]->rate != 0;
+	}
+	if (faults != m->fault_total || msgs != m->msg_total || losing != m->losing ||
+	    clock_rows != m->clock_rows)
+		m->version++;
+	m->fault_total = faults;
+	m->msg_total = msgs;
+	m->losing = losing;
+	m->clock_rows = clock_rows;
+	m->unloaded_rows = unloaded;
+	m->rate_rows = rates;
+	m->counted = true;
+	m->counted_version = m->version;
+}
+
+/* The list merged last tick, unchanged (progs__refresh()): every loaded
+ * row is in it (the merge of that gen made them so), rows go only by
+ * time, and only rows with a rate to decay or faults to count, and the
+ * active programs (what the drain read comes off their capacity), need
+ * an update. False when the whole merge is needed.
  */
 static bool refresh_same(struct top_model *m, const struct prog_list *l, const struct timespec *now,
 			 double dt)
@@ -168,21 +204,23 @@ static bool refresh_same(struct top_model *m, const struct prog_list *l, const s
 
 	if (!l->gen || l->gen != m->gen)
 		return false;
-	for (i = 0; i < m->cnt; i++) {
+	for (i = 0; m->unloaded_rows && i < m->cnt; i++) {
 		r = m->rows[i];
-		if (r->unloaded ? !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC :
-				  !prog_list__find(l, r->ident.id))
+		if (r->unloaded && !r->fault_total && ts_diff(now, &r->gone_at) > UNLOADED_KEEP_SEC)
 			return false;
 	}
-	for (i = 0; i < m->cnt; i++) {
+	/* new faults come with a new version */
+	for (i = 0; (m->rate_rows || m->version != m->counted_version) && i < m->cnt; i++) {
 		r = m->rows[i];
-		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick))
+		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick)) {
 			row_update(r, prog_list__find(l, r->ident.id), dt);
+			m->version++;
+		}
 	}
 	for (i = 0; i < l->cnt_active; i++) {
 		r = top_model__find(m, l->progs[l->active[i]].ident.id);
 		if (r && !r->unloaded)
-			row_update(r, &l->progs[l->active[i]], dt);
+			row_update_active(m, r, &l->progs[l->active[i]], dt);
 	}
 	return true;
 }
@@ -210,6 +248,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 		return;
 	m->now = now;
 	m->gen = l->gen;
+	m->version++;
 	while (i < m->cnt || j < l->cnt) {
 		struct row *r = i < m->cnt ? m->rows[i] : NULL;
 		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
@@ -283,6 +322,7 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 		return -ENOMEM;
 	}
 	remember(r, pe);
+	m->version++;
 	if (pe->ev->kind != EV_FAULT) {
 		r->msgs[stream_idx(pe->ev->stream)]++;
 		return 0;
@@ -301,6 +341,12 @@ void top_model__baseline(struct top_model *m)
 
 	for (i = 0; i < m->cnt; i++)
 		m->rows[i]->faults_at_last_tick = m->rows[i]->fault_total;
+	m->version++;
+}
+
+bool top_model__clock_shown(const struct top_model *m)
+{
+	return m->clock_rows;
 }
 
 /* ---- history ---------------------------------------------------------- */
@@ -510,6 +556,7 @@ void top_model__clear_counts(struct top_model *m)
 	size_t i;
 	int k;
 
+	m->version++;
 	for (i = 0; i < m->cnt; i++) {
 		struct row *r = m->rows[i];
 

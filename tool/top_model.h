@@ -105,6 +105,15 @@ struct top_model {
 	int losing;			/* programs whose stderr lost bytes */
 	struct timespec now;
 	unsigned long long gen;		/* of the last list merged (progs__refresh) */
+	/* bumped by whatever may change a row or total shown, or the rows
+	 * themselves: the screen is drawn again only when it moved or
+	 * top_model__clock_shown()
+	 */
+	unsigned long long version;
+	unsigned long long counted_version;	/* of the totals (count_totals) */
+	bool counted;
+	size_t clock_rows;		/* rows showing a fault's age */
+	size_t unloaded_rows, rate_rows;	/* unloaded; with a fault rate */
 	bool stats;			/* runtime statistics shown */
 	char stats_note[256];		/* how they were enabled, or why not */
 	double slot_sec;		/* history slot length, set by the first sample */
@@ -118,6 +127,8 @@ int top_model__init(struct top_model *m);
 /* Apply one snapshot (after the pipeline cycle fed the events). */
 void top_model__refresh(struct top_model *m, const struct prog_list *l);
 int top_model__event(struct top_model *m, const struct pipe_event *pe);
+/* A cell shown changes with the clock alone (a fault's age). */
+bool top_model__clock_shown(const struct top_model *m);
 /* Faults so far are history: rates count from the next tick. */
 void top_model__baseline(struct top_model *m);
 void top_model__clear_counts(struct top_model *m);

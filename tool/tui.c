@@ -40,6 +40,8 @@ struct tui {
 	bool quit;
 	bool color;
 	int want[COL_CNT];	/* column widths the cells seen ask for */
+	unsigned long long version;	/* of the model the view was built from */
+	bool dirty;		/* the screen must be drawn again */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -995,6 +997,19 @@ static void handle_key(struct tui *t, int ch)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+/* After a tick: the table is sorted and drawn again only when something
+ * it shows moved (model version) or ages with the clock; the other views
+ * (graphs that slide, the help) every tick.
+ */
+static void after_tick(struct tui *t)
+{
+	if (t->version == t->m->version && t->view == VIEW_TABLE && !top_model__clock_shown(t->m))
+		return;
+	t->version = t->m->version;
+	rebuild_view(t);
+	t->dirty = true;
+}
+
 static void init_colors(struct tui *t)
 {
 	t->color = !t->o.no_color && has_colors() && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
@@ -1020,7 +1035,7 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 	    int (*tick)(struct top_model *m, void *ctx), void *ctx)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct tui t = { .m = m, .o = *o, .tick = tick, .ctx = ctx, .sel_id = 0 };
+	struct tui t = { .m = m, .o = *o, .tick = tick, .ctx = ctx, .sel_id = 0, .version = ~0ULL };
 	double next = 0, left;
 	int ch, err = 0;
 
@@ -1043,15 +1058,18 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 				if (err)
 					break;
 			}
-			rebuild_view(&t);
+			after_tick(&t);
 			next = now_s() + m->interval;
 		}
-		draw(&t);
+		if (t.dirty)
+			draw(&t);
+		t.dirty = false;
 		left = next - now_s();
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		ch = getch();
 		if (ch == KEY_RESIZE)
 			memset(t.want, 0, sizeof(t.want));
+		t.dirty = ch != ERR;
 		if (ch == KEY_RESIZE || ch == ERR)
 			continue;
 		handle_key(&t, ch == '\r' ? '\n' : ch);
