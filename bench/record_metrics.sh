@@ -14,16 +14,10 @@ dir=$(mktemp -d)
 cleanup() { kill "${holder:-}" "${feeder:-}" "${rec:-}" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 
-mkfifo "$dir/in"
-build/tests/holdprog writer idle "$n" < "$dir/in" > "$dir/out" &
-holder=$!
-exec 3> "$dir/in"
-while ! grep -q '^ready' "$dir/out"; do sleep 0.2; done
-id=$(awk '/^prog/ { print $2; exit }' "$dir/out")
-echo "write 2 1 4" >&3	# bytes accounted on stderr, so record reads it
+. bench/lib.sh
+hold_idle "$n"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-ticks() { cat /proc/"$1"/task/*/schedstat | awk '{ ns += $1 } END { printf "%d", ns / 1000 }'; }
 measure() {	# measure LABEL [RECORD OPTIONS]: CPU share of record over $secs
 	local label=$1 t0 t1 i; shift
 	BPFSTDERR_JOURNAL=$dir/journal-$RANDOM.db LD_PRELOAD=build/tests/libstreamshim.so \

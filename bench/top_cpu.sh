@@ -17,16 +17,9 @@ sess=bench-top-$$	# others may run this bench, or their own bpfstderr
 cleanup() { tmux kill-session -t "$sess" 2>/dev/null || true; kill "${holder:-}" "${feeder:-}" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 
-mkfifo "$dir/in"
-build/tests/holdprog writer idle "$n" < "$dir/in" > "$dir/out" &
-holder=$!
-exec 3> "$dir/in"
-while ! grep -q '^ready' "$dir/out"; do sleep 0.2; done
-id=$(awk '/^prog/ { print $2; exit }' "$dir/out")
-echo "write 2 1 4" >&3	# bytes accounted on stderr, so top reads it
+. bench/lib.sh
+hold_idle "$n"
 
-# ns on a CPU, every thread: finer than the 10 ms ticks of /proc/PID/stat
-ticks() { cat /proc/"$1"/task/*/schedstat | awk '{ ns += $1 } END { printf "%d", ns / 1000 }'; }
 measure() {	# measure LABEL: CPU share of top over $secs
 	local pid t0 t1 i t
 	tmux new-session -d -s "$sess" -x 160 -y 40 \
