@@ -345,7 +345,8 @@ int do_follow(int argc, char **argv)
 		.children = journal_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
 		       "Fault reports are shown parsed. Events come through the journal, so every "
-		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain) "
+		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain; "
+		       "output then waits a second at most for a reader that does not read) "
 		       "or, with -p only, when every followed program is unloaded (exit 0).",
 	};
 	struct session_opts o = {

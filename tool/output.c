@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "main.h"
@@ -335,6 +340,30 @@ int json_print(struct json_object *obj, FILE *f)
  * buffer), its errno would be gone by then: ENOSPC would read as EIO.
  */
 static int stdout_errno;
+/* Into a pipe or socket, writes of at most PIPE_BUF: a pipe takes them
+ * whole or not at all, so an ending signal interrupts a blocked write
+ * (EINTR) instead of cutting it short and leaving the rest to block again.
+ */
+static size_t stdout_chunk = SIZE_MAX;
+/* Set once the command is ending (output_ending()): a reader that does
+ * not read may hold the last output a second, not for ever.
+ */
+static volatile sig_atomic_t *stdout_ending;
+
+void output_ending(volatile sig_atomic_t *flag)
+{
+	stdout_ending = flag;
+}
+
+/* Room for the next write, or, once ending, none after a second. */
+static bool stdout_may_write(void)
+{
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	if (!stdout_ending || !*stdout_ending)
+		return true;
+	return poll(&pfd, 1, 1000) > 0;
+}
 
 static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 {
@@ -343,7 +372,12 @@ static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 
 	(void)cookie;
 	while (done < len) {
-		n = write(STDOUT_FILENO, buf + done, len - done);
+		if (!stdout_may_write()) {
+			stdout_errno = EINTR;
+			break;
+		}
+		n = write(STDOUT_FILENO, buf + done,
+			  len - done < stdout_chunk ? len - done : stdout_chunk);
 		if (n < 0) {
 			/* EINTR too: an ending signal must end a write into a full pipe */
 			stdout_errno = errno;
@@ -356,11 +390,14 @@ static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 
 void output_keep_stdout_errno(void)
 {
+	struct stat st;
 	FILE *f;
 
 	/* a terminal keeps glibc's own stream: ncurses and isatty(fileno()) need its fd */
 	if (isatty(STDOUT_FILENO))
 		return;
+	if (!fstat(STDOUT_FILENO, &st) && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		stdout_chunk = PIPE_BUF;
 	f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = stdout_write });
 	if (f)
 		stdout = f;

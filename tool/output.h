@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 
 struct json_object;
@@ -54,6 +55,11 @@ int json_print(struct json_object *obj, FILE *f);
  * errno of its failed writes, for output_flush(). Called first in main().
  */
 void output_keep_stdout_errno(void);
+/* flag (a signal handler's) set: writes to standard output wait at most a
+ * second for room, then fail with EINTR, so that an ending signal that
+ * came between two blocked writes still ends the command.
+ */
+void output_ending(volatile sig_atomic_t *flag);
 /* Flushes f: 0, or -errno of a write to f that failed since the last
  * check (-EIO when that errno is gone; -EPIPE: the reader went away).
  */

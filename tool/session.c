@@ -36,6 +36,7 @@ void session__catch_signals(void)
 		sigaddset(&ending, sigs[i]);
 	}
 	signal(SIGPIPE, SIG_IGN);	/* a closed reader is an EPIPE to handle */
+	output_ending(&stopped);
 }
 
 bool session__stopped(void)

@@ -73,8 +73,7 @@ LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d BPFSTDERR_SHIM_LOG=$d/log \
 	ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" follow --journal "$d/j.db" -p "$id" > "$d/fifo" 2> "$d/err" &
 pid=$!
-for i in $(seq 100); do [ -s "$d/log" ] && break; sleep 0.1; done
-sleep 1
+for i in $(seq 100); do grep -q pipe "/proc/$pid/wchan" 2>/dev/null && break; sleep 0.1; done
 check "follow into a full pipe: blocked writing" grep -q pipe "/proc/$pid/wchan"
 kill -TERM "$pid"
 rc=; ends "$pid"
