@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -80,6 +81,7 @@ enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
 	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_TOTALS,
+	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
 };
 
@@ -117,6 +119,11 @@ static const char *const stmt_sql[S_CNT] = {
 			"ON CONFLICT (prog, stream, fault_kind) DO UPDATE SET n = n + 1",
 	[S_TOTALS] = "SELECT " PROG_COLS ", p.unloaded_ns, t.stream, t.fault_kind, t.n "
 		     "FROM totals t JOIN progs p ON p.row = t.prog",
+	/* every cycle that writes: parsed once */
+	[S_BEGIN] = "BEGIN IMMEDIATE",
+	[S_COMMIT] = "COMMIT",
+	[S_PRUNE_AGE] = "DELETE FROM events WHERE ts < ?1",
+	[S_FILE_BYTES] = "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size",
 };
 
 struct journal {
@@ -129,6 +136,11 @@ struct journal {
 	struct retention ret;
 	long long last_age_check;
 	bool in_tx;
+	/* journal__generation(): inotify on the journal's directory (-1:
+	 * none yet; -2: refused, every call moves gen)
+	 */
+	int ino_fd;
+	unsigned long long gen;
 };
 
 static long long now_ns(void)
@@ -193,6 +205,15 @@ static sqlite3_stmt *stmt(struct journal *j, enum stmt s)
 	sqlite3_reset(j->st[s]);
 	sqlite3_clear_bindings(j->st[s]);
 	return j->st[s];
+}
+
+/* exec() for one of ours that takes no parameters. */
+static int update(struct journal *j, enum stmt s)
+{
+	int rc = sqlite3_step(stmt(j, s));
+
+	sqlite3_reset(j->st[s]);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(j, rc, "cannot update the journal");
 }
 
 /* Step a statement that returns no rows we want. */
@@ -566,6 +587,7 @@ int journal__open(struct journal **out, const char *path)
 	if (!j)
 		return -ENOMEM;
 	*out = j;
+	j->ino_fd = -1;
 	j->path = strdup(path);
 	if (!j->path)
 		return -ENOMEM;
@@ -589,8 +611,92 @@ void journal__close(struct journal *j)
 	for (i = 0; i < S_CNT; i++)
 		sqlite3_finalize(j->st[i]);
 	sqlite3_close(j->db);
+	if (j->ino_fd >= 0)
+		close(j->ino_fd);
 	free(j->path);
 	free(j);
+}
+
+/* ---- generation: has anyone written since? -------------------------------- */
+
+/* Changes to the journal's files are writes to them (the WAL's frames, a
+ * checkpoint into the database, a truncation), and a watch on their
+ * directory is told of each in the writer's own write(2): one watch, and
+ * the files may come and go.
+ */
+static int watch_files(struct journal *j)
+{
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", j->path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (inotify_add_watch(fd, slash ? dir : ".", IN_MODIFY | IN_CREATE | IN_DELETE |
+			      IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR) < 0) {
+		close(fd);
+		return -errno;
+	}
+	j->ino_fd = fd;
+	return 0;
+}
+
+/* One of ours: the database or its -wal, -shm or -journal. */
+static bool journal_file(const struct journal *j, const char *name)
+{
+	const char *base = strrchr(j->path, '/');
+	size_t len;
+
+	base = base ? base + 1 : j->path;
+	len = strlen(base);
+	return !strncmp(name, base, len) && (!name[len] || name[len] == '-');
+}
+
+/* The events queued since the last call: does one tell of our files? A
+ * watch that went (the directory did) or failed tells nothing more: every
+ * call after it says written.
+ */
+static bool files_written(struct journal *j)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	bool written = false, lost = false;
+	ssize_t n;
+	char *p;
+
+	while ((n = read(j->ino_fd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW)
+				written = true;
+			else if (ev->mask & IN_IGNORED)
+				lost = true;
+			else if (ev->len && journal_file(j, ev->name))
+				written = true;
+		}
+	}
+	if (lost || (n < 0 && errno != EAGAIN)) {
+		close(j->ino_fd);
+		j->ino_fd = -2;
+		return true;
+	}
+	return written;
+}
+
+unsigned long long journal__generation(struct journal *j)
+{
+	if (j->ino_fd == -1) {
+		if (watch_files(j))
+			j->ino_fd = -2;
+		j->gen++;
+	}
+	if (j->ino_fd < 0 || files_written(j))
+		j->gen++;
+	return j->gen;
 }
 
 const char *journal__path(const struct journal *j)
@@ -615,7 +721,7 @@ int journal__begin(struct journal *j)
 	int err;
 
 	j->err[0] = '\0';
-	err = exec(j, "BEGIN IMMEDIATE");
+	err = update(j, S_BEGIN);
 
 	j->in_tx = !err;
 	return err;
@@ -655,7 +761,7 @@ int journal__commit(struct journal *j)
 {
 	int err = prune(j);
 
-	err = err ?: exec(j, "COMMIT");
+	err = err ?: update(j, S_COMMIT);
 	if (err)
 		journal__rollback(j);
 	j->in_tx = false;
@@ -1074,7 +1180,17 @@ static long long used_bytes(struct journal *j)
 /* Bytes the file has once checkpointed. */
 static long long file_bytes(struct journal *j)
 {
-	return single_int(j, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+	static const char sql[] = "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size";
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	if (!j->st[S_FILE_BYTES])	/* journal__inspect(): not prepared */
+		return single_int(j, sql);
+	st = stmt(j, S_FILE_BYTES);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
 }
 
 /* Oldest events first, a tenth at a time, until the pages in use are down
@@ -1120,7 +1236,7 @@ static bool age_check_due(struct journal *j)
 static int prune_age(struct journal *j)
 {
 	long long now = now_ns();
-	char sql[96];
+	sqlite3_stmt *st;
 
 	if (!age_check_due(j))
 		return 0;
@@ -1128,9 +1244,9 @@ static int prune_age(struct journal *j)
 	load_retention(j);
 	if (!j->ret.max_age)
 		return 0;
-	snprintf(sql, sizeof(sql), "DELETE FROM events WHERE ts < %lld",
-		 now - j->ret.max_age * 1000000000LL);
-	return exec(j, sql);
+	st = stmt(j, S_PRUNE_AGE);
+	sqlite3_bind_int64(st, 1, now - j->ret.max_age * 1000000000LL);
+	return done(j, st);
 }
 
 /* Unloaded programs with nothing left to show go, with what hangs off them. */

@@ -126,6 +126,15 @@ typedef int (*jevent_fn)(const struct jevent *e, void *ctx);
 /* Events in seq order; r->after advances past each one read. */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx);
 long long journal__last_seq(struct journal *j);
+/* A number that moves whenever the journal's files may have been
+ * written since the last call, by this process or any other (inotify on
+ * their directory; where that is refused, every call moves it). The
+ * first call starts the watch and moves it. A commit's write is told
+ * before the commit shows to readers (its fsync, then the WAL index, in
+ * shared memory that inotify does not see): a reader trusts "nothing new"
+ * only a while after the last move (pipeline.c: JOURNAL_SETTLE_SEC).
+ */
+unsigned long long journal__generation(struct journal *j);
 
 /* Every event a program's row ever took, whatever retention pruned since. */
 struct jtotal {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,12 +33,21 @@ struct kept {
 #define STOP_NO_ROOM	1
 
 /* A stream found empty is read again after this at the latest (stream_dry()). */
-#define DRY_MAX_AGE_SEC	5
+#define DRY_MAX_AGE_SEC	30
+/* The journal's generation (journal__generation()) is trusted to mean
+ * "nothing new" once it has not moved for JOURNAL_SETTLE_SEC (a write is
+ * told before its commit shows: the fsync between them may be slow) and
+ * was looked at less than JOURNAL_RECHECK_SEC ago (a commit slower than
+ * that is seen then).
+ */
+#define JOURNAL_SETTLE_SEC	5
+#define JOURNAL_RECHECK_SEC	30
 
 struct pipeline {
 	struct pipeline_ops ops;
 	struct drainer *drainer;
 	struct tracked **t;		/* sorted by id */
+	__u32 *ids;			/* t[i]'s id: a lookup touches no tracked */
 	size_t cnt;
 	unsigned long long gen;		/* of the last list drained (progs__refresh) */
 	struct tracked **gone;		/* forgotten this cycle */
@@ -51,6 +61,18 @@ struct pipeline {
 	long long room;			/* journal: bytes the file system can still take */
 	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
+	/* journal: its generation and since when (CLOCK_MONOTONIC s) */
+	unsigned long long jgen;
+	time_t jgen_at;
+	/* journal: its shared state (held tails, programs it has as loaded)
+	 * needed nothing with the list of gen quiet_gen (0: not known) when
+	 * looked at, at quiet_at, until quiet_until (CLOCK_REALTIME ns: the
+	 * first held tail due); next_due: that tail, while listing them
+	 */
+	unsigned long long quiet_gen;
+	time_t quiet_at;
+	long long quiet_until, next_due;
+	time_t read_at;			/* journal: the last read of its events */
 };
 
 static long long ns_of(const struct timespec *ts)
@@ -550,9 +572,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	return err ? err : got;
 }
 
-static int cmp_tracked_id(const void *key, const void *elem)
+static int cmp_id(const void *key, const void *elem)
 {
-	__u32 id = *(const __u32 *)key, other = (*(struct tracked *const *)elem)->p.ident.id;
+	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
 
 	return id < other ? -1 : id > other;
 }
@@ -614,21 +636,26 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 	struct tracked **next;
 	size_t i, o = 0, n = 0;
 	long total = 0, err = 0;
+	__u32 *ids;
 
 	if (same_list(pl, now))
 		return drain_active(pl, now, may_read);
 	next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
-	if (!next)
+	ids = calloc(now->cnt ? now->cnt : 1, sizeof(*ids));
+	if (!next || !ids) {
+		free(next);
+		free(ids);
 		return -ENOMEM;
+	}
 	pl->gen = now->gen;
 	for (i = 0; i < now->cnt; i++) {
 		const struct prog *p = &now->progs[i];
 		struct tracked *t = NULL;
 		struct jprog ident;
 
-		while (o < pl->cnt && pl->t[o]->p.ident.id < p->ident.id)
+		while (o < pl->cnt && pl->ids[o] < p->ident.id)
 			forget(pl, pl->t[o++]);
-		if (o < pl->cnt && pl->t[o]->p.ident.id == p->ident.id) {
+		if (o < pl->cnt && pl->ids[o] == p->ident.id) {
 			t = pl->t[o++];
 			if (!prog_ident__same(&t->p.ident, &p->ident)) {
 				forget(pl, t);
@@ -643,13 +670,16 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		}
 		if (!t)
 			continue;
+		ids[n] = t->p.ident.id;
 		next[n++] = t;
 		drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	while (o < pl->cnt)
 		forget(pl, pl->t[o++]);
 	free(pl->t);
+	free(pl->ids);
 	pl->t = next;
+	pl->ids = ids;
 	pl->cnt = n;
 	return err ?: total;
 }
@@ -709,12 +739,89 @@ static int stops_at_due_tail(const struct jprog *jp, enum stream s, long long si
 	struct pipeline *pl = ctx;
 
 	(void)s;
-	return tail_due(pl, jp, since);
+	if (tail_due(pl, jp, since))
+		return 1;
+	if (since + JOURNAL_STALE_NS + 1 < pl->next_due)
+		pl->next_due = since + JOURNAL_STALE_NS + 1;
+	return 0;
 }
 
 static int stops_at_unloaded(const struct jprog *jp, void *ctx)
 {
 	return unloaded_now(ctx, jp);
+}
+
+static long long realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ns_of(&ts);
+}
+
+/* The journal's generation now; jgen_at: since when it is what it is. */
+static void journal_gen(struct pipeline *pl)
+{
+	unsigned long long g = journal__generation(pl->ops.journal);
+
+	if (g != pl->jgen) {
+		pl->jgen = g;
+		pl->jgen_at = pl->mono_sec;
+	}
+}
+
+/* Did a look at the journal at time at see everything committed so far:
+ * taken JOURNAL_SETTLE_SEC after its generation last moved, and less
+ * than JOURNAL_RECHECK_SEC ago?
+ */
+static bool journal_seen_at(const struct pipeline *pl, time_t at)
+{
+	return at >= pl->jgen_at + JOURNAL_SETTLE_SEC && pl->mono_sec - at < JOURNAL_RECHECK_SEC;
+}
+
+/* The journal's shared state needs nothing yet: it needed nothing with
+ * this very list (a program that went changes the list) at a look that
+ * saw every commit so far, and no held tail has come due since. An idle
+ * cycle then runs no query at all.
+ */
+static bool journal_quiet(struct pipeline *pl, const struct prog_list *now)
+{
+	journal_gen(pl);
+	return now->gen && pl->quiet_gen == now->gen && journal_seen_at(pl, pl->quiet_at) &&
+	       realtime_ns() < pl->quiet_until;
+}
+
+static bool shared_work(struct pipeline *pl, const struct prog_list *now)
+{
+	int tails, gone;
+
+	if (journal_quiet(pl, now))
+		return false;
+	pl->next_due = LLONG_MAX;
+	tails = journal__pending_list(pl->ops.journal, stops_at_due_tail, pl);
+	gone = tails ? 0 : journal__live_progs(pl->ops.journal, stops_at_unloaded, pl);
+	if (tails || gone) {
+		pl->quiet_gen = 0;
+		return tails > 0 || gone > 0;
+	}
+	pl->quiet_gen = now->gen;
+	pl->quiet_at = pl->mono_sec;
+	pl->quiet_until = pl->next_due;
+	return false;
+}
+
+/* Inside the transaction: held tails that came due are emitted, programs
+ * gone are marked unloaded; not even looked at when the cycle wrote
+ * nothing (a stream read again found it empty) and they were quiet.
+ */
+static int shared_update(struct pipeline *pl, const struct prog_list *now, bool wrote_nothing)
+{
+	struct journal *j = pl->ops.journal;
+
+	if (wrote_nothing && journal_quiet(pl, now))
+		return 0;
+	pl->quiet_gen = 0;
+	return journal__pending_list(j, flush_tail, pl) ?: journal__live_progs(j, mark_unloaded, pl);
 }
 
 /* Is there anything to write? Reads only, so an idle cycle takes no lock. */
@@ -731,8 +838,7 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 		    pl->ops.select(p, pl->ops.ctx))
 			return true;
 	}
-	return journal__pending_list(pl->ops.journal, stops_at_due_tail, pl) > 0 ||
-	       journal__live_progs(pl->ops.journal, stops_at_unloaded, pl) > 0;
+	return shared_work(pl, now);
 }
 
 /* The rows of a rolled-back transaction are gone: look them up again. */
@@ -846,8 +952,7 @@ static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
 		return err;
 	err = retry ? replay_kept(pl) : 0;
 	got = drain_all(pl, now, !retry && !err);
-	err = err ?: got < 0 ? got : journal__pending_list(j, flush_tail, pl);
-	err = err ?: journal__live_progs(j, mark_unloaded, pl);
+	err = err ?: got < 0 ? got : shared_update(pl, now, !retry && !got);
 	err = err ?: journal__commit(j);
 	if (err)
 		return commit_failed(pl, err);
@@ -932,6 +1037,21 @@ static int deliver(const struct jevent *e, void *ctx)
 	return err;
 }
 
+/* Events may have come since the last read, unless that read saw every
+ * commit so far (journal_seen_at()). An idle top reads nothing.
+ */
+static bool read_due(struct pipeline *pl)
+{
+	journal_gen(pl);
+	return !journal_seen_at(pl, pl->read_at);
+}
+
+static int read_events(struct pipeline *pl)
+{
+	pl->read_at = pl->mono_sec;
+	return journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
+}
+
 /* ---- the cycle ------------------------------------------------------------------ */
 
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
@@ -946,8 +1066,8 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 	got = pl->ops.journal ? journal_cycle(pl, now) : drain_all(pl, now, true);
 	if (pl->ops.journal)
 		say_room(pl);
-	if (got >= 0 && pl->ops.journal && pl->ops.sink)
-		err = journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
+	if (got >= 0 && pl->ops.journal && pl->ops.sink && read_due(pl))
+		err = read_events(pl);
 	call_gone(pl);
 	pl->now = NULL;
 	if (got < 0)
@@ -988,6 +1108,7 @@ static int flush_kept(struct pipeline *pl)
 				   journal__path(j));
 		return spill(pl, -ENOSPC);
 	}
+	pl->quiet_gen = 0;
 	err = journal__begin(j) ?: replay_kept(pl) ?: journal__commit(j);
 	if (!err) {
 		kept_free(pl->log);
@@ -1010,9 +1131,9 @@ int pipeline__flush(struct pipeline *pl)
 
 struct tracked *pipeline__find(struct pipeline *pl, __u32 id)
 {
-	struct tracked **t = bsearch(&id, pl->t, pl->cnt, sizeof(*pl->t), cmp_tracked_id);
+	__u32 *at = bsearch(&id, pl->ids, pl->cnt, sizeof(*pl->ids), cmp_id);
 
-	return t ? *t : NULL;
+	return at ? pl->t[at - pl->ids] : NULL;
 }
 
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out)
@@ -1030,6 +1151,7 @@ void pipeline__free(struct pipeline *pl)
 	for (i = 0; i < pl->cnt; i++)
 		tracked_free(pl->t[i]);
 	free(pl->t);
+	free(pl->ids);
 	free(pl->gone);
 	free(pl->learned);
 	kept_free(pl->log);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -36,6 +38,15 @@ struct progs {
 	bool cached, cached_owners;
 	struct timespec owners_at;	/* CLOCK_MONOTONIC */
 	struct iter_buf owner_prev;
+	/* a pidfd for each process in owner_prev but us, readable once it
+	 * exits; exits_watched false when there are too many or pidfds are
+	 * refused
+	 */
+	struct pollfd exits[OWNER_EXITS_MAX];
+	pid_t exit_pid[OWNER_EXITS_MAX];
+	int nexits;
+	bool exits_watched;
+	int owners_max_age;		/* seconds */
 };
 
 /* Process-wide, so that lists of two progs objects never share a gen. */
@@ -47,6 +58,61 @@ static __u32 prog_fd_id(int fd)
 	__u32 len = sizeof(info);
 
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* ---- owners' exits: an owner that went is told at the next refresh ---- */
+
+static void unwatch_exits(struct progs *p)
+{
+	while (p->nexits)
+		close(p->exits[--p->nexits].fd);
+	p->exits_watched = false;
+}
+
+static bool exit_watched(const struct progs *p, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < p->nexits; i++)
+		if (p->exit_pid[i] == pid)
+			return true;
+	return false;
+}
+
+/* A pidfd for every process in owner_prev. Too many processes, pidfds
+ * refused, or a pid not found (gone since the read, or the iterator's
+ * pids are of another pid namespace than ours), and the owners are read
+ * every PROGS_OWNERS_UNWATCHED_AGE seconds instead.
+ */
+static void watch_exits(struct progs *p)
+{
+	const struct owner_rec *o = (const struct owner_rec *)p->owner_prev.data;
+	size_t i, n = p->owner_prev.len / sizeof(*o);
+	pid_t pid, self = getpid();
+	int fd;
+
+	unwatch_exits(p);
+	for (i = 0; i < n; i++) {
+		pid = o[i].pid;
+		if (pid == self || exit_watched(p, pid))
+			continue;
+		if (p->nexits == OWNER_EXITS_MAX)
+			goto unwatched;
+		fd = syscall(SYS_pidfd_open, pid, 0);
+		if (fd < 0)
+			goto unwatched;
+		p->exits[p->nexits] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		p->exit_pid[p->nexits++] = pid;
+	}
+	p->exits_watched = true;
+	return;
+unwatched:
+	unwatch_exits(p);
+}
+
+void progs__owners_max_age(struct progs *p, int secs)
+{
+	p->owners_max_age = secs;
 }
 
 void progs__want_stats(struct progs *p, bool on)
@@ -67,6 +133,7 @@ int progs__open(struct progs **out)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->owners_max_age = PROGS_OWNERS_MAX_AGE;
 	p->skel = progs_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -107,6 +174,7 @@ void progs__close(struct progs *p)
 {
 	if (!p)
 		return;
+	unwatch_exits(p);
 	bpf_link__destroy(p->owner_link);
 	bpf_link__destroy(p->prog_link);
 	progs_bpf__destroy(p->skel);
@@ -442,12 +510,24 @@ static bool watch_walked(struct progs *p)
 	return watch__remember(p->watch, recs, n);
 }
 
-static bool owners_stale(const struct progs *p)
+/* Has a process of the owners last read exited? One poll(2), no wait. */
+static bool owner_exited(struct progs *p)
+{
+	return p->nexits && poll(p->exits, p->nexits, 0) > 0;
+}
+
+static bool owners_stale(struct progs *p)
 {
 	struct timespec now;
+	long age;
 
+	if (!p->cached_owners)
+		return true;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return !p->cached_owners || now.tv_sec - p->owners_at.tv_sec >= PROGS_OWNERS_MAX_AGE;
+	age = now.tv_sec - p->owners_at.tv_sec;
+	if (!p->exits_watched)
+		return age >= PROGS_OWNERS_UNWATCHED_AGE;
+	return age >= p->owners_max_age || owner_exited(p);
 }
 
 /* A program in l the cached list lacks: its owners are unknown. */
@@ -482,6 +562,7 @@ static int list_owners(struct progs *p, struct prog_list *l)
 	swap_bufs(&p->owner_buf, &p->owner_prev);
 	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
 	p->cached_owners = true;
+	watch_exits(p);
 	return 0;
 }
 
@@ -523,12 +604,16 @@ static int refresh_owners(struct progs *p)
 		return err;
 	clock_gettime(CLOCK_MONOTONIC, &p->owners_at);
 	if (p->cached_owners && p->owner_buf.len == p->owner_prev.len &&
-	    !memcmp(p->owner_buf.data, p->owner_prev.data, p->owner_buf.len))
+	    !memcmp(p->owner_buf.data, p->owner_prev.data, p->owner_buf.len)) {
+		if (owner_exited(p))	/* not an owner's exit after all */
+			watch_exits(p);
 		return 0;
+	}
 	swap_bufs(&p->owner_buf, &p->owner_prev);
 	detach_owners(&p->cache);
 	p->cache.gen = ++last_gen;
 	p->cached_owners = true;
+	watch_exits(p);
 	return attach_owners(&p->cache, (const struct owner_rec *)p->owner_prev.data,
 			     p->owner_prev.len / sizeof(struct owner_rec));
 }

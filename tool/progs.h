@@ -98,12 +98,21 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags);
 /* The list as it is now, kept by p and valid until the next refresh or
  * close. With the watch (progs__watch()), the kernel's list is walked only
  * when a program came or went or a stream's accounting may have changed
- * since the last refresh, and owners (when asked) are looked up when
- * programs came or went and at least every PROGS_OWNERS_MAX_AGE seconds;
- * without it, every refresh walks.
+ * since the last refresh; without it, every refresh walks. Owners (when
+ * asked) are looked up when programs came or went, when a process that
+ * owned one exited (a pidfd each, up to OWNER_EXITS_MAX processes), and
+ * at least every PROGS_OWNERS_MAX_AGE seconds (a process that took an fd
+ * of a program: the kernel tells nobody); every
+ * PROGS_OWNERS_UNWATCHED_AGE seconds when exits cannot be watched. The
+ * lookup walks every process's files: its cost grows with the machine's
+ * processes, not its programs.
  */
 int progs__refresh(struct progs *p, const struct prog_list **out, unsigned int flags);
-#define PROGS_OWNERS_MAX_AGE	5	/* seconds */
+#define PROGS_OWNERS_MAX_AGE		30	/* seconds */
+#define PROGS_OWNERS_UNWATCHED_AGE	5	/* seconds */
+#define OWNER_EXITS_MAX			128
+/* Tests shorten PROGS_OWNERS_MAX_AGE. */
+void progs__owners_max_age(struct progs *p, int secs);
 /* Watch the kernel's program list for progs__refresh() (watch.h: perf's
  * program load and unload events, and one run of bpf/watch.bpf.c over the
  * accounting the last walk saw); tried once. 0, or why not (-ECANCELED:

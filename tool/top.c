@@ -400,8 +400,8 @@ int do_top(int argc, char **argv)
 		.children = journal_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation; programs unloaded with faults in the "
-		       "journal stay, marked. OWNER is looked up when programs come or go, and at "
-		       "least every 5 seconds. Interactive unless -b.\v"
+		       "journal stay, marked. OWNER is looked up when programs come or go, when an "
+		       "owner exits, and at least every 30 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "
 		       "Space/p pause, c clear, S runtime statistics, h/? help, q/Esc back or quit. The status line "
 		       "shows PAUSED and the filter first. q and every signal that ends top "

@@ -20,12 +20,20 @@ int top_model__init(struct top_model *m)
 	return m->groups ? 0 : -ENOMEM;
 }
 
-static void row_free(struct row *r)
+static void recent_free(struct row *r)
 {
 	int i;
 
-	for (i = 0; i < RECENT_MAX; i++)
+	for (i = 0; r->recent && i < RECENT_MAX; i++)
 		free(r->recent[i].text);
+	free(r->recent);
+	r->recent = NULL;
+	r->recent_head = r->recent_cnt = 0;
+}
+
+static void row_free(struct row *r)
+{
+	recent_free(r);
 	free(r->hist.slot);
 	free(r);
 }
@@ -37,6 +45,8 @@ void top_model__fini(struct top_model *m)
 	for (i = 0; i < m->cnt; i++)
 		row_free(m->rows[i]);
 	free(m->rows);
+	free(m->ids);
+	free(m->changed);
 	grouper__free(m->groups);
 }
 
@@ -47,12 +57,42 @@ static int cmp_row_id(const void *a, const void *b)
 	return x->ident.id < y->ident.id ? -1 : x->ident.id > y->ident.id;
 }
 
+static int cmp_id(const void *key, const void *elem)
+{
+	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
+
+	return id < other ? -1 : id > other;
+}
+
 struct row *top_model__find(struct top_model *m, __u32 id)
 {
 	struct row key = { .ident.id = id }, *kp = &key, **r;
+	__u32 *at;
 
-	r = bsearch(&kp, m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
-	return r ? *r : NULL;
+	if (!m->ids) {		/* no room for them: through the rows */
+		r = bsearch(&kp, m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+		return r ? *r : NULL;
+	}
+	at = bsearch(&id, m->ids, m->cnt, sizeof(*m->ids), cmp_id);
+	return at ? m->rows[at - m->ids] : NULL;
+}
+
+/* The rows sorted by id again, and their ids. */
+static void sort_rows(struct top_model *m)
+{
+	__u32 *ids;
+	size_t i;
+
+	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	ids = realloc(m->ids, (m->cnt ? m->cnt : 1) * sizeof(*ids));
+	if (!ids) {
+		free(m->ids);
+		m->ids = NULL;
+		return;
+	}
+	m->ids = ids;
+	for (i = 0; i < m->cnt; i++)
+		ids[i] = m->rows[i]->ident.id;
 }
 
 struct gprog *top_model__groups_of(struct top_model *m, const struct row *r)
@@ -105,11 +145,11 @@ static int add_row(struct top_model *m, struct row *r)
 		return -ENOMEM;
 	m->rows = tmp;
 	m->rows[m->cnt++] = r;
-	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	sort_rows(m);
 	return 0;
 }
 
-static void row_update(struct row *r, const struct prog *p, double dt)
+static void row_update(struct top_model *m, struct row *r, const struct prog *p, double dt)
 {
 	double inst;
 
@@ -137,6 +177,8 @@ static void row_update(struct row *r, const struct prog *p, double dt)
 		r->ns_per_run = runs ? ns / runs : 0;
 		r->cpu_pct = ns / (dt * 1e9) * 100;
 	}
+	if (r->runs != p->run_cnt || r->run_ns != p->run_time_ns)
+		top_model__row_changed(m, r);
 	r->has_stats = p->has_stats;
 	r->runs = p->run_cnt;
 	r->run_ns = p->run_time_ns;
@@ -152,7 +194,7 @@ static void row_update_active(struct top_model *m, struct row *r, const struct p
 	    memcmp(r->dropped_bytes, p->dropped_bytes, sizeof(r->dropped_bytes)) ||
 	    r->error_count != p->error_count)
 		m->version++;
-	row_update(r, p, dt);
+	row_update(m, r, p, dt);
 }
 
 /* The totals, and how many rows show a fault's age, are unloaded or have
@@ -213,7 +255,7 @@ static bool refresh_same(struct top_model *m, const struct prog_list *l, const s
 	for (i = 0; (m->rate_rows || m->version != m->counted_version) && i < m->cnt; i++) {
 		r = m->rows[i];
 		if (!r->unloaded && (r->rate || r->fault_total != r->faults_at_last_tick)) {
-			row_update(r, prog_list__find(l, r->ident.id), dt);
+			row_update(m, r, prog_list__find(l, r->ident.id), dt);
 			m->version++;
 		}
 	}
@@ -249,6 +291,7 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 	m->now = now;
 	m->gen = l->gen;
 	m->version++;
+	m->sample_all = true;	/* rows come and go: the changed list may dangle */
 	while (i < m->cnt || j < l->cnt) {
 		struct row *r = i < m->cnt ? m->rows[i] : NULL;
 		const struct prog *p = j < l->cnt ? &l->progs[j] : NULL;
@@ -278,22 +321,29 @@ void top_model__refresh(struct top_model *m, const struct prog_list *l)
 				continue;
 			}
 		}
-		row_update(r, p, dt);
+		row_update(m, r, p, dt);
 		next[n++] = r;
 		j++;
 	}
 	free(m->rows);
 	m->rows = next;
 	m->cnt = n;
-	qsort(m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
+	sort_rows(m);
 	count_totals(m);
 }
 
+/* The ring of recent events comes with the first one: an idle row stays
+ * small (a few cache lines, not RECENT_MAX entries).
+ */
 static void remember(struct row *r, const struct pipe_event *pe)
 {
-	struct recent *rc = &r->recent[r->recent_head];
-	char *copy = malloc(pe->ev->len ? pe->ev->len : 1);
+	struct recent *rc;
+	char *copy;
 
+	if (!r->recent && !(r->recent = calloc(RECENT_MAX, sizeof(*r->recent))))
+		return;
+	rc = &r->recent[r->recent_head];
+	copy = malloc(pe->ev->len ? pe->ev->len : 1);
 	if (!copy)
 		return;
 	memcpy(copy, pe->ev->text, pe->ev->len);
@@ -323,6 +373,7 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	}
 	remember(r, pe);
 	m->version++;
+	top_model__row_changed(m, r);
 	if (pe->ev->kind != EV_FAULT) {
 		r->msgs[stream_idx(pe->ev->stream)]++;
 		return 0;
@@ -419,14 +470,23 @@ static void hist_spread(struct hist *h, double len, double t0, double t1, const 
 
 /* The ring comes with the first count: a program that never did
  * anything costs no slots (its graph is 0 wherever [start, last] covers).
+ * A row not sampled since h->last did not move until prev, the model's
+ * last sample: [last, prev] is zeros, and the counts since are [prev, now].
  */
-static void hist_sample(struct hist *h, double len, double now, const unsigned long long *cur, bool stats)
+static void hist_sample(struct hist *h, double len, double prev, double now,
+			const unsigned long long *cur, bool stats)
 {
 	static const double zero[HV_CNT];
 	double d[HV_CNT] = {};
 	bool both = stats && h->seen_stats && cur[HV_RUNS] >= h->seen[HV_RUNS] &&
 		    cur[HV_RUN_NS] >= h->seen[HV_RUN_NS];
 	int v;
+
+	if (h->last < prev) {
+		if (h->slot)
+			hist_spread(h, len, h->last, prev, zero, false);
+		h->last = prev;
+	}
 
 	for (v = 0; v < HV_CNT; v++)
 		if (cur[v] > h->seen[v] && (both || (v != HV_RUNS && v != HV_RUN_NS)))
@@ -447,47 +507,87 @@ static void hist_sample(struct hist *h, double len, double now, const unsigned l
 	h->last = now;
 }
 
-void top_model__sample(struct top_model *m, double now)
+void top_model__row_changed(struct top_model *m, struct row *r)
+{
+	struct row **tmp;
+	size_t cap;
+
+	if (r->hist_changed || m->sample_all)
+		return;
+	if (m->changed_cnt == m->changed_cap) {
+		cap = m->changed_cap ? 2 * m->changed_cap : 64;
+		tmp = realloc(m->changed, cap * sizeof(*tmp));
+		if (!tmp) {
+			m->sample_all = true;
+			return;
+		}
+		m->changed = tmp;
+		m->changed_cap = cap;
+	}
+	m->changed[m->changed_cnt++] = r;
+	r->hist_changed = true;
+}
+
+static void sample_row(struct top_model *m, struct row *r, double now)
 {
 	unsigned long long cur[HV_CNT];
+
+	/* new since the last sample: its counts so far are since then
+	 * (at the first sample: the journal's past, no history)
+	 */
+	if (!r->hist.start) {
+		r->hist.start = r->hist.last = m->sampled ? m->sampled : now;
+		if (!m->sampled)
+			hist_counters(r, r->hist.seen);
+	}
+	hist_counters(r, cur);
+	hist_sample(&r->hist, m->slot_sec, m->sampled, now, cur, r->has_stats);
+	r->hist_changed = false;
+}
+
+/* Every row when the list changed (new rows start their history), at the
+ * first sample, and with statistics on or just switched (an idle row's
+ * runs count 0 only where a sample saw statistics on); else only the
+ * rows that changed.
+ */
+void top_model__sample(struct top_model *m, double now)
+{
 	size_t i;
 
 	if (!m->sampled)
 		m->slot_sec = m->interval > HIST_SLOT_MIN ? m->interval : HIST_SLOT_MIN;
-	for (i = 0; i < m->cnt; i++) {
-		struct row *r = m->rows[i];
-
-		/* new since the last sample: its counts so far are since then
-		 * (at the first sample: the journal's past, no history)
-		 */
-		if (!r->hist.start) {
-			r->hist.start = r->hist.last = m->sampled ? m->sampled : now;
-			if (!m->sampled)
-				hist_counters(r, r->hist.seen);
-		}
-		hist_counters(r, cur);
-		hist_sample(&r->hist, m->slot_sec, now, cur, r->has_stats);
+	if (!m->sampled || m->sample_all || m->stats || m->stats != m->sampled_stats) {
+		for (i = 0; i < m->cnt; i++)
+			sample_row(m, m->rows[i], now);
+	} else {
+		for (i = 0; i < m->changed_cnt; i++)
+			sample_row(m, m->changed[i], now);
 	}
+	m->changed_cnt = 0;
+	m->sample_all = false;
+	m->sampled_stats = m->stats;
 	m->sampled = now;
 }
 
-/* Slot k of h, or what the time [start, last] implies when h has no ring. */
-static struct hist_slot hist_slot(const struct hist *h, double len, long long k)
+/* Slot k of h: the ring's, or what the time [start, last] implies when h
+ * has no ring; either way, from h->last to the model's last sample (to)
+ * the row was not sampled because nothing moved: covered, all zeros.
+ */
+static struct hist_slot hist_slot(const struct hist *h, double len, long long k, double to)
 {
 	struct hist_slot s = {};
-	double lo, hi;
+	double lo, hi, from = h->slot ? h->last : h->start;
 
-	if (k < 0)		/* before boot: a long window on a young machine */
+	if (k < 0 || !h->start)	/* before boot: a long window on a young machine */
 		return s;
-	if (h->slot) {
-		if (k <= h->newest && k > h->newest - HIST_SLOTS)
-			s = h->slot[k % HIST_SLOTS];
-		return s;
-	}
-	lo = h->start > k * len ? h->start : k * len;
-	hi = h->last < (k + 1) * len ? h->last : (k + 1) * len;
-	if (h->start && hi > lo)
-		s.secs = hi - lo;
+	if (h->slot && k <= h->newest && k > h->newest - HIST_SLOTS)
+		s = h->slot[k % HIST_SLOTS];
+	if (to < h->last)
+		to = h->last;
+	lo = from > k * len ? from : k * len;
+	hi = to < (k + 1) * len ? to : (k + 1) * len;
+	if (hi > lo)
+		s.secs += hi - lo;
 	return s;
 }
 
@@ -525,7 +625,7 @@ int top_model__graph(const struct top_model *m, const struct row *r, enum top_gr
 			struct hist_slot s;
 
 			k = newest - (long long)(n - 1 - i) * *per - j;
-			s = hist_slot(&r->hist, m->slot_sec, k);
+			s = hist_slot(&r->hist, m->slot_sec, k, m->sampled);
 			for (v = 0; v < HV_CNT; v++)
 				sum.v[v] += s.v[v];
 			sum.secs += s.secs;
@@ -554,7 +654,6 @@ bool top_graph_is_stats(enum top_graph g)
 void top_model__clear_counts(struct top_model *m)
 {
 	size_t i;
-	int k;
 
 	m->version++;
 	for (i = 0; i < m->cnt; i++) {
@@ -565,11 +664,7 @@ void top_model__clear_counts(struct top_model *m)
 		r->fault_total = r->faults_at_last_tick = 0;
 		r->rate = 0;
 		r->has_last_fault = false;
-		for (k = 0; k < RECENT_MAX; k++) {
-			free(r->recent[k].text);
-			r->recent[k].text = NULL;
-		}
-		r->recent_head = r->recent_cnt = 0;
+		recent_free(r);
 		hist_restart(&r->hist, m->sampled, r);
 	}
 	grouper__free(m->groups);

@@ -81,9 +81,10 @@ struct row {
 	bool has_stats, has_rates;
 	unsigned long long runs, run_ns;
 	double runs_per_s, ns_per_run, cpu_pct;
-	struct recent recent[RECENT_MAX];
+	struct recent *recent;		/* RECENT_MAX, from the first event on */
 	int recent_head, recent_cnt;
 	struct hist hist;
+	bool hist_changed;		/* in top_model's changed list */
 };
 
 enum top_col {
@@ -93,6 +94,7 @@ enum top_col {
 
 struct top_model {
 	struct row **rows;		/* sorted by id */
+	__u32 *ids;			/* rows[i]'s id: a lookup touches no row */
 	size_t cnt;
 	struct grouper *groups;		/* fault groups of every program */
 	struct symbolizer *sym;
@@ -118,6 +120,15 @@ struct top_model {
 	char stats_note[256];		/* how they were enabled, or why not */
 	double slot_sec;		/* history slot length, set by the first sample */
 	double sampled;			/* CLOCK_MONOTONIC s of the last sample; 0: none */
+	/* Rows whose history counters moved since the last sample: only they
+	 * are sampled (an idle row's history is covered up to m->sampled
+	 * without being touched: on a large machine, touching a thousand
+	 * idle rows a second is most of top's idle CPU). sample_all: the
+	 * list cannot be trusted (rows freed, statistics switched, no room).
+	 */
+	struct row **changed;
+	size_t changed_cnt, changed_cap;
+	bool sample_all, sampled_stats;
 };
 
 /* The statistics columns show only while m->stats is on. */
@@ -133,9 +144,15 @@ bool top_model__clock_shown(const struct top_model *m);
 void top_model__baseline(struct top_model *m);
 void top_model__clear_counts(struct top_model *m);
 void top_model__fini(struct top_model *m);
-/* One history sample of every row at now (CLOCK_MONOTONIC seconds), after
- * the tick's reads: what the counters grew by since the last sample. The
- * first sample only sets where the history starts.
+/* r's history counters (faults, messages, runs, run time) moved: the
+ * next sample looks at it. The model's own updates call it; so must
+ * whoever else sets those counters.
+ */
+void top_model__row_changed(struct top_model *m, struct row *r);
+/* One history sample at now (CLOCK_MONOTONIC seconds), after the tick's
+ * reads: what the counters grew by since the last sample, for the rows
+ * that changed; every other row's history is 0 up to now. The first
+ * sample only sets where the history starts.
  */
 void top_model__sample(struct top_model *m, double now);
 /* Graph g of r: the history window in at most max points, oldest first,

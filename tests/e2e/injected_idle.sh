@@ -43,7 +43,7 @@ check_eq "their names and types: bpftool's" \
 		'[.[] | select(.id as $i | $ids | index($i)) | [.id, .name, .type]] | sort')"
 
 # The writer's streams hold bytes no read returns (writes fail here): the
-# whole walk reads them every cycle, the watch once (again after 5 s, or
+# whole walk reads them every cycle, the watch once (again after 30 s, or
 # when the list or anyone's accounting changed: others' tests on the same
 # machine may make it read a few more times, never every cycle of 20).
 reads() {	# reads TRACE: stream reads of the writer (each opens it by id first)

@@ -187,6 +187,7 @@ for run in retry spill; do
 		for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
 		sleep 1
 		seq -f "$run line %06g of a stream read 4 bytes at a time" 1 3000 > "$d5/$id.2"
+		holder_cmd H "write 2 1 4" > /dev/null	# the accounting moves, as with real bytes
 		fill_mid_read "$d5"
 		sleep 2
 		off=$(offsets "$d5" "$id")

@@ -351,9 +351,11 @@ static pid_t hold_fd(__u32 id, int *to)
 }
 
 /* Owners are looked up when programs come, and at least every
- * PROGS_OWNERS_MAX_AGE seconds: a process that takes an fd of a listed
- * program shows within that time. The child holds it until *to closes.
+ * PROGS_OWNERS_MAX_AGE seconds (shortened here to OWNERS_AGE): a process
+ * that takes an fd of a listed program shows within that time. The child
+ * holds it until *to closes.
  */
+#define OWNERS_AGE	2
 static pid_t check_new_owner(struct progs *r, struct progs *p, __u32 id, int *to)
 {
 	unsigned long long gen;
@@ -365,8 +367,10 @@ static pid_t check_new_owner(struct progs *r, struct progs *p, __u32 id, int *to
 	CHECK(pid > 0, "a child holds program %u", id);
 	if (pid <= 0)
 		return pid;
-	sleep(PROGS_OWNERS_MAX_AGE + 1);
-	refresh_agrees(r, p, id, true, &gen, "a second owner, after PROGS_OWNERS_MAX_AGE");
+	progs__owners_max_age(r, OWNERS_AGE);
+	sleep(OWNERS_AGE + 1);
+	refresh_agrees(r, p, id, true, &gen, "a second owner, after the owners' max age");
+	progs__owners_max_age(r, PROGS_OWNERS_MAX_AGE);
 	a = progs__refresh(r, &l, PROGS_OWNERS) ? NULL : prog_list__find(l, id);
 	CHECK(a && a->owner_cnt == 2, "program %u: 2 owners (%d)", id, a ? a->owner_cnt : -1);
 	return pid;
@@ -378,6 +382,24 @@ static void release(pid_t pid, int to)
 		return;
 	close(to);
 	waitpid(pid, NULL, 0);
+}
+
+/* An owner that exits is gone from the next refresh, long before the
+ * owners' max age: its pidfd said so.
+ */
+static void check_owner_gone(struct progs *r, struct progs *p, __u32 id, pid_t pid, int to)
+{
+	unsigned long long gen;
+	const struct prog_list *l;
+	const struct prog *a;
+
+	if (pid <= 0)
+		return;
+	release(pid, to);
+	refresh_agrees(r, p, id, true, &gen, "the second owner exited");
+	a = progs__refresh(r, &l, PROGS_OWNERS) ? NULL : prog_list__find(l, id);
+	CHECK(a && a->owner_cnt == 1, "program %u: 1 owner once the second exited (%d)", id,
+	      a ? a->owner_cnt : -1);
 }
 
 static void test_refresh(struct progs *p, bool watch)
@@ -426,7 +448,7 @@ static void test_refresh(struct progs *p, bool watch)
 	while (stream_read_fd(bpf_program__fd(w->progs.writer), STREAM_STDERR, buf, sizeof(buf)) > 0)
 		;
 	refresh_agrees(r, p, id, true, &g1, "stderr read");
-	release(child, to);
+	check_owner_gone(r, p, id, child, to);
 	unload(w, id);
 	refresh_agrees(r, p, id, false, &g0, "unloaded");
 	check_changed(g1, g0, "unloaded");

@@ -7,9 +7,11 @@
  * is the oracle for what is stored.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "fault.h"
 #include "journal.h"
@@ -209,6 +211,61 @@ static void test_totals(struct journal *j, const char *path)
 	CHECK(g.last_seq == journal__last_seq(j) && g.last_seq > 0, "the last seq they count");
 }
 
+/* A commit by another process, as record's beside a top (of an event of
+ * now: retention keeps it).
+ */
+static bool commit_elsewhere(const char *path, const char *text)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct jprog p = prog(21, "dddddddddddddddd", 2100);
+		struct journal *o = NULL;
+		int err = journal__open(&o, path) ?: journal__begin(o) ?: journal__prog(o, &p) ?:
+			  add(o, p.row, STREAM_STDERR, text, false, time(NULL)) ?: journal__commit(o);
+
+		journal__close(o);
+		_exit(err ? 1 : 0);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/* The generation moves when anyone commits (the oracle: the commit, and
+ * the event a read then finds), and stays while nobody writes, even with
+ * other files of the directory written.
+ */
+static void test_generation(struct journal *j, const char *path, const char *dir)
+{
+	unsigned long long g0, g1, g2;
+	struct jread r = { .after = journal__last_seq(j) };
+	struct got got = {};
+	char other[96];
+	int fd;
+
+	g0 = journal__generation(j);
+	g1 = journal__generation(j);
+	CHECK(g0 == g1, "nobody wrote: the same generation (%llu, %llu)", g0, g1);
+	snprintf(other, sizeof(other), "%s/other.log", dir);
+	fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, "x\n", 2) == 2, "write a file beside the journal");
+	if (fd >= 0)
+		close(fd);
+	unlink(other);
+	g1 = journal__generation(j);
+	CHECK(g0 == g1, "another file of the directory: the same generation (%llu, %llu)", g0, g1);
+	CHECK(commit_elsewhere(path, "elsewhere"), "another process commits an event");
+	g2 = journal__generation(j);
+	CHECK(g2 != g1, "a commit by another process moves it (%llu)", g2);
+	CHECK(!journal__read(j, &r, collect, &got), "read");
+	CHECK_STR(got.text, "stderr:elsewhere ");
+	CHECK(journal__generation(j) == g2, "then nobody wrote: the same again");
+	CHECK(!journal__begin(j) && !journal__commit(j), "an empty transaction of ours");
+	CHECK(!journal__begin(j) && !add(j, 1, STREAM_STDOUT, "ours", false, time(NULL)) && !journal__commit(j),
+	      "a commit of ours");
+	CHECK(journal__generation(j) != g2, "our own commit moves it too");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/bpfstderr-unit.XXXXXX", path[64], side[80];
@@ -223,6 +280,7 @@ int main(void)
 	test_pending(j);
 	test_bad_stream(j, path);
 	test_totals(j, path);
+	test_generation(j, path, dir);
 	journal__close(j);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);

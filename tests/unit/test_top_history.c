@@ -41,8 +41,8 @@ static void model(struct top_model *m, double interval, struct prog *v, size_t c
 	top_model__refresh(m, &l);
 }
 
-/* The row's counters as the pipeline and the snapshot set them, then a
- * sample, recorded in tr.
+/* The row's counters as the pipeline and the snapshot set them (and say
+ * so, as the model's own updates do), then a sample, recorded in tr.
  */
 static void sample(struct top_model *m, struct row *r, struct trace *tr, long long ms,
 		   unsigned long long faults, bool stats, unsigned long long runs,
@@ -52,6 +52,7 @@ static void sample(struct top_model *m, struct row *r, struct trace *tr, long lo
 	r->has_stats = stats;
 	r->runs = runs;
 	r->run_ns = run_ns;
+	top_model__row_changed(m, r);
 	top_model__sample(m, ms / 1000.0);
 	if (!tr || tr->n >= MAX_SAMPLES)
 		return;
@@ -244,10 +245,13 @@ static void test_start_and_quiet(void)
 		none += isnan(pts[i]);
 	}
 	CHECK(flat == 11 && none == n - 11, "quiet: 0 in the 11 slots seen, nothing before: %d %d", flat, none);
+	CHECK(quiet->hist.last == (T0_MS + 200) / 1000.0, "a quiet row is not sampled after the first (last %.3f)",
+	      quiet->hist.last);
 
 	top_model__refresh(&m, &l);
 	late = top_model__find(&m, 3);
 	late->fault_total = 6;		/* read in the tick that found it */
+	top_model__row_changed(&m, late);
 	sample(&m, r, NULL, T0_MS + 200 + 11 * 1000LL, 50 + 44, false, 0, 0);
 	n = top_model__graph(&m, late, GRAPH_FAULTS, 300, pts, &per);
 	CHECK(same(pts[n - 1] * 0.2 + pts[n - 2] * 0.8, 6.0), "a program seen later: 6 faults over the last second: %g %g",
@@ -255,11 +259,28 @@ static void test_start_and_quiet(void)
 	CHECK(isnan(pts[n - 3]), "nothing before it was seen");
 
 	quiet->fault_total = 3;		/* its first count: the ring, zeros kept */
+	top_model__row_changed(&m, quiet);
 	sample(&m, r, NULL, T0_MS + 200 + 12 * 1000LL, 50 + 48, false, 0, 0);
 	n = top_model__graph(&m, quiet, GRAPH_FAULTS, 300, pts, &per);
 	CHECK(quiet->hist.slot && pts[n - 5] == 0 && pts[n - 12] == 0 && isnan(pts[n - 14]),
 	      "ring made at the first count keeps the zeros before: %g %g %g", pts[n - 5], pts[n - 12], pts[n - 14]);
 	CHECK(same(pts[n - 2] + pts[n - 1] * 0.2, 3.0), "then its count: %g %g", pts[n - 2], pts[n - 1]);
+
+	/* idle again: not sampled, yet 0 where the model's samples cover it;
+	 * its next count lands in the last interval only
+	 */
+	for (i = 13; i <= 17; i++)
+		sample(&m, r, NULL, T0_MS + 200 + i * 1000LL, 50 + 4ULL * i, false, 0, 0);
+	n = top_model__graph(&m, quiet, GRAPH_FAULTS, 300, pts, &per);
+	CHECK(quiet->hist.last == (T0_MS + 200 + 12000) / 1000.0, "idle ring not sampled (last %.3f)", quiet->hist.last);
+	CHECK(pts[n - 1] == 0 && pts[n - 2] == 0 && pts[n - 5] == 0 && same(pts[n - 6], 0.6),
+	      "idle seconds are zeros: %g %g %g %g", pts[n - 1], pts[n - 2], pts[n - 5], pts[n - 6]);
+	quiet->fault_total = 5;
+	top_model__row_changed(&m, quiet);
+	sample(&m, r, NULL, T0_MS + 200 + 18 * 1000LL, 50 + 72, false, 0, 0);
+	n = top_model__graph(&m, quiet, GRAPH_FAULTS, 300, pts, &per);
+	CHECK(pts[n - 3] == 0 && same(pts[n - 2] + pts[n - 1] * 0.2, 2.0),
+	      "after idle, the count is in its own second: %g %g %g", pts[n - 3], pts[n - 2], pts[n - 1]);
 	top_model__fini(&m);
 }
 
@@ -322,6 +343,7 @@ static void test_replaced_and_clear(void)
 	if (!r)
 		goto out;
 	r->fault_total = 2;
+	top_model__row_changed(&m, r);
 	sample(&m, old, NULL, T0_MS + 5500, 40, false, 0, 0);
 	n = top_model__graph(&m, r, GRAPH_FAULTS, 300, pts, &per);
 	CHECK(isnan(pts[n - 3]) && same(pts[n - 2] * 0.5 + pts[n - 1] * 0.5, 2.0),
