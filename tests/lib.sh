@@ -131,6 +131,15 @@ faulting_progs() {
 	return 0
 }
 
+# tmux: the test's own server (TMUX_TMPDIR above); S names its session.
+screen() { tmux capture-pane -p -t "${1:-$S}"; }	# screen [SESSION]
+wait_for() {	# wait_for TEXT [SESSION]: up to 10 s for TEXT on the screen
+	local i
+	for i in $(seq 100); do screen "${2:-$S}" | grep -qF -- "$1" && return 0; sleep 0.1; done
+	return 1
+}
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }	# keys KEY...: typed, then drawn
+
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

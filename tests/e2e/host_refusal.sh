@@ -58,13 +58,11 @@ stop_holder H
 tmux new-session -d -s "$S" -x 160 -y 32 "bash -c 'LD_PRELOAD=$REFUSE BPFSTDERR_REFUSE_MAP_TYPE=33 \
 	ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 $BPFSTDERR top --demo 2> $out/top.err; \
 	echo EXITED rc=\$?; sleep 60'"
-screen() { tmux capture-pane -p -t "$S"; }
-wait_for() { local i; for i in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done; return 1; }
 check "top --demo: a notice names the arena refusal" wait_for "demo: this host refuses arena"
 # Only this top's own programs: others on the machine may run demos too.
 top_pid=$(descendants "$(tmux display -p -t "$S" '#{pane_pid}')" bpfstderr)
 # ... and only they on the screen: a busy machine's programs would push them off
-tmux send-keys -t "$S" / "bpfstderr($top_pid)" Enter; sleep 0.6
+keys / "bpfstderr($top_pid)" Enter
 own() { screen | awk -v o="bpfstderr($top_pid)" '$4 == o'; }
 faults_of() {	# NAME: its FAULTS cell
 	screen | awk -v n="$1" -v o="bpfstderr($top_pid)" '

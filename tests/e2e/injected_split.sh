@@ -28,8 +28,9 @@ follow_bg() {	# OUTFILE ARGS...: pid in $fpid
 	fpid=$!
 }
 
-writes() {	# BYTES (printf %b): the program writes them
+writes() {	# BYTES (printf %b): the program writes them (and its accounting moves)
 	flock "$f" sh -c 'printf "%b" "$2" >> "$1"' sh "$f" "$1"
+	holder_cmd H "write 1 1 4" > /dev/null
 }
 
 # The program writes BYTES and another reader takes every byte not read

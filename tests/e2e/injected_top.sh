@@ -32,13 +32,6 @@ kinds=$(awk '/^ERROR: / {
 aw=$(grep -o '^ERROR: Arena WRITE access at unmapped address 0x[0-9a-f]*' "$out/$id.2" | awk '{ print $NF }' |
 	python3 -c 'import sys; a = [int(x, 16) for x in sys.stdin]; print("%dx arena_write at %d addresses %s-%s, first %s" % (len(a), len(set(a)), hex(min(a)), hex(max(a)), hex(a[0])))')
 
-screen() { tmux capture-pane -p -t "$1"; }
-wait_for() {	# wait_for SESSION TEXT: up to 10 s
-	local i
-	for i in $(seq 100); do screen "$1" | grep -qF -- "$2" && return 0; sleep 0.1; done
-	return 1
-}
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }
 row() { screen "$S" | awk -v id="$1" '$1 == id'; }
 # col ID NAME [SESSION]: a cell by its header (the columns up to FAULTS
 # hold no blanks); ID may be a program name
@@ -56,7 +49,7 @@ run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
 }
 
 run_top "$S" "-d 0.5"
-check "top shows the writer" wait_for "$S" " writer "
+check "top shows the writer" wait_for " writer " "$S"
 sleep 1.5
 check_eq "writer row: faults as many as the fixture's reports" "$(col "$id" FAULTS)" "$faults"
 check_eq "writer row: 2 stdout messages" "$(col "$id" OUT)" 2
@@ -133,22 +126,22 @@ sleep 1.2
 check_eq "an unloaded program stays, marked" "$(col "$gone" OWNER)" "(unloaded)"
 
 keys q
-check "q: quits, terminal restored, exit 0" wait_for "$S" "RESTORED rc=0"
+check "q: quits, terminal restored, exit 0" wait_for "RESTORED rc=0" "$S"
 check_eq "nothing on stderr" "$(cat "$out/top.err")" ""
 
 run_top "$S-term" ""
-wait_for "$S-term" " writer " > /dev/null
+wait_for " writer " "$S-term" > /dev/null
 # This top only: other bpfstderr on the machine (a recorder, another
 # test) are not ours to signal.
 kill -TERM $(descendants "$(tmux display -p -t "$S-term" '#{pane_pid}')" bpfstderr)
-check "SIGTERM: terminal restored, exit 0" wait_for "$S-term" "RESTORED rc=0"
+check "SIGTERM: terminal restored, exit 0" wait_for "RESTORED rc=0" "$S-term"
 
 # --demo: its programs run, and are unloaded when top ends. On a host
 # whose writes fail the reports show only as leaked bytes; where writes
 # work, as faults. Only this top's own programs count (owner
 # bpfstderr(PID)): others on the machine may run demos too.
 tmux new-session -d -s "$S-demo" -x 160 -y 32 "$BPFSTDERR top --demo; sleep 60"
-check "--demo: the demo programs are shown" wait_for "$S-demo" "demo_deadlock"
+check "--demo: the demo programs are shown" wait_for "demo_deadlock" "$S-demo"
 demo_pid=$(descendants "$(tmux display -p -t "$S-demo" '#{pane_pid}')" bpfstderr)
 # ... and only they on the screen: a busy machine's programs would push them off
 tmux send-keys -t "$S-demo" / "bpfstderr($demo_pid)" Enter; sleep 0.6

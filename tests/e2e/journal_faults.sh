@@ -40,9 +40,8 @@ make_fixtures() {	# DIR ID TAG: ~900 B of stdout, ~46 KB of stderr reports
 	holder_cmd H "write 2 1 4" > /dev/null
 }
 
-served() {	# DIR ID: has the shim served both fixtures entirely?
-	[ "$(cat "$1/$2.1.off" 2>/dev/null)" = "$(stat -c %s "$1/$2.1")" ] &&
-	[ "$(cat "$1/$2.2.off" 2>/dev/null)" = "$(stat -c %s "$1/$2.2")" ]
+served() {	# DIR ID: has the shim served both fixtures entirely (an empty one: nothing to serve)?
+	[ "$(offsets "$1" "$2")" = "$(stat -c %s "$1/$2.1") $(stat -c %s "$1/$2.2")" ]
 }
 
 offsets() {	# DIR ID: what the shim served, "0 0" when nothing
@@ -129,10 +128,10 @@ if mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT"; then
 		"$(grep -c 'no room on its file system' "$t/full-top.err")" 1
 	S=bpfstderr-faults-$$
 	tmux new-session -d -s "$S" -x 250 -y 30 "$BPFSTDERR top --journal $J; sleep 60"
-	for i in $(seq 50); do tmux capture-pane -p -t "$S" | grep -q "no room" && break; sleep 0.2; done
+	wait_for "no room" > /dev/null
 	check "full: top's status line says that it stopped reading (tmux)" \
 		bash -c "tmux capture-pane -p -t '$S' | sed -n 2p | grep -q 'no room on its file system'"
-	tmux send-keys -t "$S" q; sleep 0.5
+	keys q
 	tmux kill-session -t "$S" 2>/dev/null
 	check_eq "full: still nothing read" "$(offsets "$d3" "$id")" "0 0"
 	rm -f "$MNT/filler"

@@ -55,6 +55,9 @@ serve_when_up() {	# PID...
 	done
 	sleep 1.5	# past their set-up (journal, iterator, cursor)
 	make_fixtures "$d" "$id"
+	# the writes move the accounting, as the program's own would
+	holder_cmd H "write 1 1 4" > /dev/null
+	holder_cmd H "write 2 1 4" > /dev/null
 }
 
 # -- with the journal ----------------------------------------------------

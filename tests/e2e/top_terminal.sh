@@ -8,13 +8,6 @@ S=bpfstderr-term-$$
 out=$(mktmp)
 trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
 
-screen() { tmux capture-pane -p -t "$S"; }
-wait_for() {	# wait_for TEXT: up to 10 s
-	local i
-	for i in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
-	return 1
-}
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }
 # top in a fresh pane; the shell around it says whether the terminal
 # settings came back, and with which exit status top ended.
 run_top() {	# run_top COLS
