@@ -177,12 +177,20 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/sbin/bpfstderr|$(PREFIX)/sbin/bpfstderr|' contrib/bpfstderr-record.service \
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
+	install -D -m 0644 contrib/prometheus/bpfstderr-rules.yml \
+		$(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml
+	install -D -m 0644 contrib/grafana/bpfstderr-dashboard.json \
+		$(DESTDIR)$(PREFIX)/share/bpfstderr/grafana/bpfstderr-dashboard.json
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/bpfstderr \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8 \
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr \
-	      $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
+	      $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service \
+	      $(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml \
+	      $(DESTDIR)$(PREFIX)/share/bpfstderr/grafana/bpfstderr-dashboard.json
+	-rmdir $(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus $(DESTDIR)$(PREFIX)/share/bpfstderr/grafana \
+	       $(DESTDIR)$(PREFIX)/share/bpfstderr 2>/dev/null
 
 clean:
 	rm -rf build build-san $(FUZZ_BUILD)

@@ -51,6 +51,20 @@ struct learned {
 	struct sym_loc loc;
 };
 
+/* Tags looked for among the programs seen and not found, with how many
+ * programs had been seen then: the next fault of a program that is gone
+ * looks only at programs seen since, not at every one again. At most
+ * MISSING_MAX of them (past that, each miss looks at every program).
+ */
+#define MISSING_BUCKETS 256
+#define MISSING_MAX	4096
+
+struct missing {
+	struct missing *next;
+	hex_tag tag;
+	size_t nseen;
+};
+
 struct bpfsym {
 	struct strpool *st;
 	struct bprog *progs;
@@ -59,6 +73,8 @@ struct bpfsym {
 	size_t nseen;
 	__u32 max_seen_id;
 	struct learned **learned;
+	struct missing **missing;
+	size_t nmissing;
 };
 
 struct bpfsym *bpfsym__new(struct strpool *st)
@@ -82,6 +98,7 @@ static void bprog_fini(struct bprog *p)
 
 void bpfsym__free(struct bpfsym *s)
 {
+	struct missing *m;
 	struct learned *l;
 	size_t i;
 
@@ -93,6 +110,13 @@ void bpfsym__free(struct bpfsym *s)
 	for (i = 0; i < s->nseen; i++)
 		free(s->seen[i].tags);
 	free(s->seen);
+	for (i = 0; s->missing && i < MISSING_BUCKETS; i++) {
+		while ((m = s->missing[i])) {
+			s->missing[i] = m->next;
+			free(m);
+		}
+	}
+	free(s->missing);
 	for (i = 0; s->learned && i < LEARNED_BUCKETS; i++) {
 		while ((l = s->learned[i])) {
 			s->learned[i] = l->next;
@@ -247,18 +271,52 @@ static void see_new_programs(struct bpfsym *s)
 	}
 }
 
+static unsigned long long tag_hash(const char *tag)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	for (; *tag; tag++)
+		h = (h ^ (unsigned char)*tag) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The tag's entry among the missing, made when there is room (NULL else). */
+static struct missing *missing_of(struct bpfsym *s, const char *tag)
+{
+	struct missing **head, *m;
+
+	if (!s->missing && !(s->missing = calloc(MISSING_BUCKETS, sizeof(*s->missing))))
+		return NULL;
+	head = &s->missing[tag_hash(tag) % MISSING_BUCKETS];
+	for (m = *head; m; m = m->next)
+		if (!strcmp(m->tag, tag))
+			return m;
+	if (s->nmissing >= MISSING_MAX || !(m = calloc(1, sizeof(*m))))
+		return NULL;
+	snprintf(m->tag, sizeof(m->tag), "%s", tag);
+	m->next = *head;
+	*head = m;
+	s->nmissing++;
+	return m;
+}
+
 /* Load the program that has this tag, if it is still loaded. */
 static void cache_tag(struct bpfsym *s, const char *tag)
 {
 	struct bpf_prog_info info = {};
+	struct missing *m;
 	struct bprog p, *tmp;
 	__u32 len = sizeof(info);
 	size_t i;
 	int fd;
 
 	see_new_programs(s);
-	for (i = 0; i < s->nseen && tags_func(s->seen[i].tags, s->seen[i].nr_tags, tag) < 0; i++)
+	m = missing_of(s, tag);
+	for (i = m ? m->nseen : 0;
+	     i < s->nseen && tags_func(s->seen[i].tags, s->seen[i].nr_tags, tag) < 0; i++)
 		;
+	if (m)
+		m->nseen = i;	/* not among those before i: found at i, or none */
 	if (i == s->nseen)
 		return;
 	fd = bpf_prog_get_fd_by_id(s->seen[i].id);
@@ -291,12 +349,10 @@ void bpfsym__warm(struct bpfsym *s, const struct fault *f)
 
 static struct learned **learned_head(struct bpfsym *s, const char *tag, unsigned long long off)
 {
-	unsigned long long h = off * 0x9e3779b97f4a7c15ULL;
+	unsigned long long h = (off * 0x9e3779b97f4a7c15ULL) ^ tag_hash(tag);
 
 	if (!s->learned && !(s->learned = calloc(LEARNED_BUCKETS, sizeof(*s->learned))))
 		return NULL;
-	for (; *tag; tag++)
-		h = (h ^ (unsigned char)*tag) * 0x100000001b3ULL;
 	return &s->learned[h % LEARNED_BUCKETS];
 }
 

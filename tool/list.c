@@ -81,20 +81,6 @@ static void print_plain(const struct prog_list *l)
 	}
 }
 
-static struct json_object *owners_json(const struct prog *p)
-{
-	struct json_object *arr = json_object_new_array(), *o;
-	int i;
-
-	for (i = 0; i < p->owner_cnt; i++) {
-		o = json_object_new_object();
-		json_object_object_add(o, "pid", json_object_new_int(p->owners[i].pid));
-		json_add_bytes(o, "comm", p->owners[i].comm, strlen(p->owners[i].comm));
-		json_object_array_add(arr, o);
-	}
-	return arr;
-}
-
 static struct json_object *prog_json(const struct prog *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -109,7 +95,7 @@ static struct json_object *prog_json(const struct prog *p)
 	json_object_object_add(o, "streams", streams_json(p->has_streams, p->capacity, NULL,
 			       p->has_drops ? &(struct stream_drops){ p->dropped_msgs, p->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(p->has_error_count, p->error_count));
-	json_object_object_add(o, "pids", owners_json(p));
+	json_object_object_add(o, "pids", owners_json(p->owners, p->owner_cnt));
 	return o;
 }
 

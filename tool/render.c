@@ -47,6 +47,20 @@ void prog_ident_json(struct json_object *o, const struct prog_ident *id, bool ha
 	json_add_str(o, "type", has_type ? prog_type_name(id->type) : NULL);
 }
 
+struct json_object *owners_json(const struct prog_owner *owners, int cnt)
+{
+	struct json_object *arr = json_object_new_array(), *o;
+	int i;
+
+	for (i = 0; i < cnt; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(owners[i].pid));
+		json_add_bytes(o, "comm", owners[i].comm, strnlen(owners[i].comm, sizeof(owners[i].comm)));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT])
 {
 	struct json_object *o = json_object_new_object();

@@ -30,6 +30,8 @@ struct symbolizer;
 void prog_ident_json(struct json_object *o, const struct prog_ident *id, bool has_type);
 /* {"stdout": N, "stderr": N} */
 struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT]);
+/* The processes holding a program: [{"pid": N, "comm": "..."}, ...] */
+struct json_object *owners_json(const struct prog_owner *owners, int cnt);
 /* Each stream's accounting: capacity (bytes charged), limit, full, and,
  * when this command drained the stream (read != NULL), read_bytes and
  * lost_bytes (charged and still there after the drain: never readable);

@@ -300,6 +300,8 @@ static struct json_object *row_json(const struct row *r)
 
 	prog_ident_json(o, &r->ident, true);
 	json_add_bytes(o, "owner", r->owner, strlen(r->owner));
+	json_object_object_add(o, "pids", r->unloaded ? json_object_new_array() :
+			       owners_json(r->owners, r->owner_cnt));
 	json_add_bool(o, "unloaded", r->unloaded);
 	json_object_object_add(o, "messages", per_stream_json(r->msgs));
 	json_object_object_add(o, "faults", faults_json(r->faults));

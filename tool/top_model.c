@@ -34,6 +34,7 @@ static void recent_free(struct row *r)
 static void row_free(struct row *r)
 {
 	recent_free(r);
+	free(r->owners);
 	free(r->hist.slot);
 	free(r);
 }
@@ -100,10 +101,23 @@ struct gprog *top_model__groups_of(struct top_model *m, const struct row *r)
 	return grouper__prog(m->groups, r->ident.id, r->ident.tag, r->ident.name);
 }
 
+/* The owners as the list has them; kept when they are the same. */
 static void set_owner(struct row *r, const struct prog *p)
 {
+	struct prog_owner *copy;
 	char comm[40];
 
+	if (r->owner_cnt != p->owner_cnt ||
+	    (p->owner_cnt && memcmp(r->owners, p->owners, p->owner_cnt * sizeof(*p->owners)))) {
+		copy = p->owner_cnt ? malloc(p->owner_cnt * sizeof(*copy)) : NULL;
+		if (p->owner_cnt && !copy)
+			return;		/* no room: the owners shown stay */
+		if (copy)
+			memcpy(copy, p->owners, p->owner_cnt * sizeof(*copy));
+		free(r->owners);
+		r->owners = copy;
+		r->owner_cnt = p->owner_cnt;
+	}
 	r->owner[0] = '\0';
 	if (!p->owner_cnt)
 		return;

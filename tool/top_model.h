@@ -61,6 +61,8 @@ enum top_graph { GRAPH_FAULTS, GRAPH_MSGS, GRAPH_RUNS, GRAPH_NS_RUN, GRAPH_CNT }
 struct row {
 	struct prog_ident ident;
 	char owner[64];			/* "comm(pid)" of the first owner, +N */
+	struct prog_owner *owners;	/* all of them (owner_cnt) */
+	int owner_cnt;
 	unsigned long long msgs[STREAM_CNT];
 	unsigned long long faults[FAULT_KIND_CNT];
 	unsigned long long fault_total;

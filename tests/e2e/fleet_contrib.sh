@@ -66,4 +66,19 @@ sed "s|/usr/local/sbin/bpfstderr|$(realpath "$BPFSTDERR")|" contrib/bpfstderr-re
 out=$(systemd-analyze verify --man=no "$t/bpfstderr-record.service" 2>&1)
 check_eq "systemd-analyze verify: the unit is clean" "$out" ""
 check "the unit documents the metrics option" grep -q -- '--metrics-address' contrib/bpfstderr-record.service
+
+# -- make install / uninstall into a scratch root (the build is up to date)
+root=$t/root
+make -s install DESTDIR="$root" PREFIX=/usr > "$t/install.out" 2>&1; rc=$?
+check_eq "make install: exit 0 ($(tail -n 1 "$t/install.out"))" "$rc" 0
+for f in prometheus/bpfstderr-rules.yml grafana/bpfstderr-dashboard.json; do
+	check "make install: share/bpfstderr/$f is contrib's, 0644" \
+		bash -c "cmp -s '$root/usr/share/bpfstderr/$f' 'contrib/$f' && [ \$(stat -c %a '$root/usr/share/bpfstderr/$f') = 644 ]"
+done
+check "make install: the unit runs the installed binary" \
+	grep -q '^ExecStart=/usr/sbin/bpfstderr record' "$root/usr/lib/systemd/system/bpfstderr-record.service"
+check "make install: the binary runs" "$root/usr/sbin/bpfstderr" --version
+make -s uninstall DESTDIR="$root" PREFIX=/usr > /dev/null 2>&1
+check_eq "make uninstall: no file left" "$(find "$root" -type f | wc -l)" 0
+check "make uninstall: share/bpfstderr is gone" test ! -e "$root/usr/share/bpfstderr"
 finish

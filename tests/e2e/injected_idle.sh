@@ -37,6 +37,10 @@ check_eq "the holder's rows: the same with the watch as with the whole walk" \
 check_eq "the holder's programs: those of its fds in /proc" \
 	"$(rows "$d/watch.json" | jq -c '[.[].id]')" \
 	"$(cat /proc/"$H_PID"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -nu | jq -sc .)"
+check_eq "the programs whose pids hold the holder: those of its fds in /proc" \
+	"$(tail -n 1 "$d/watch.json" | jq -c --argjson p "$H_PID" \
+		'[.programs[] | select(any(.pids[]; .pid == $p and .comm == "holdprog")) | .id] | sort')" \
+	"$(cat /proc/"$H_PID"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -nu | jq -sc .)"
 check_eq "their names and types: bpftool's" \
 	"$(rows "$d/watch.json" | jq -c '[.[] | [.id, .name, .type]]')" \
 	"$(bpftool prog show -j | jq -c --argjson ids "$(rows "$d/watch.json" | jq -c '[.[].id]')" \

@@ -7,9 +7,10 @@
 . tests/lib.sh
 
 out=$(mktmp)
-start_holder H subprogs writer || { fail "load test programs"; finish; }
+start_holder H subprogs || { fail "load test programs"; finish; }
+start_holder W writer || { fail "load the writer"; finish; }
 id=$(prog_id H subprogs_main)
-wid=$(prog_id H writer)
+wid=$(prog_id W writer)
 echo linfo >&"$H_IN"
 : > "$out/linfo"
 while IFS= read -r -t 10 -u "$H_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo"; done
@@ -35,7 +36,7 @@ check_eq "kallsyms names all 3 functions with their tags" \
 
 # Served as the stderr of another real program (the faulting program need
 # not be the one whose stream carries the report).
-holder_cmd H "write 2 1 4" > /dev/null
+holder_cmd W "write 2 1 4" > /dev/null
 { printf 'ERROR: Arena READ access at unmapped address 0x10\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n'
   cat "$out/frames.txt"; printf '\n'; } > "$out/$wid.2"
 LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
@@ -72,5 +73,40 @@ check "every jited offset: the kernel's rule, llvm-objdump's lines ($(tail -n 1 
 [ -z "${res##* 0 wrong}" ] || head -n 5 <<<"$res"
 check_eq "BPF frames carry the source text" \
 	"$(jq -r '[.programs[0].groups[0].example.frames[] | select(.source)] | length > 0' "$out/r.json")" true
+
+# A program gone when a report names it, then loaded again (the same code,
+# so the same tags): in the same follow, its frames resolve once it is
+# back (a tag looked for in vain is looked for again among the programs
+# loaded since), as report resolved them above. Without the journal, which
+# learned those frames' lines from report above.
+k=$(jq '[.programs[0].groups[0].example.frames[] | has("file")] | index(true)' "$out/r.json")
+frame=$(sed -n "$((k + 1))p" "$out/frames.txt")
+want=$(jq -c ".programs[0].groups[0].example.frames[$k] | [.file, .line]" "$out/r.json")
 stop_holder H
+report_of() {	# ADDR FRAME: a report with that one BPF frame
+	printf 'ERROR: Arena READ access at unmapped address %s\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n%s\n\n' "$1" "$2"
+}
+got_events() {	# N: follow printed N events
+	local i
+	for i in $(seq 100); do [ "$(grep -c . "$out/f.json")" -ge "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+f=$(mktmp)	# a fixture of its own: the shim serves from where it left off
+: > "$f/$wid.2"
+LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$f ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" follow --json --no-journal -p "$wid" > "$out/f.json" 2> "$out/f.err" & fpid=$!
+sleep 1
+report_of 0x20 "$frame" >> "$f/$wid.2"
+holder_cmd W "write 2 1 4" > /dev/null
+check "follow printed the report of the gone program" got_events 1
+start_holder H subprogs || fail "load subprogs again"
+report_of 0x30 "$frame" >> "$f/$wid.2"
+holder_cmd W "write 2 1 4" > /dev/null
+check "follow printed the report once it is loaded again" got_events 2
+kill -TERM "$fpid"; wait "$fpid"
+frame_at() { sed -n "$1p" "$out/f.json" | jq -c '.fault.frames[0] | [.file, .line]'; }
+check_eq "gone: its frame has no source line" "$(frame_at 1)" '[null,null]'
+check_eq "loaded again: the frame resolves as report resolved it" "$(frame_at 2)" "$want"
+stop_holder H
+stop_holder W
 finish
