@@ -177,6 +177,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/sbin/bpfstderr|$(PREFIX)/sbin/bpfstderr|' contrib/bpfstderr-record.service \
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
 	install -D -m 0644 contrib/prometheus/bpfstderr-rules.yml \
 		$(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml
 	install -D -m 0644 contrib/grafana/bpfstderr-dashboard.json \

@@ -188,6 +188,26 @@ static bool is_prog_file(struct file *file)
 	return true;
 }
 
+/* task's process id as the reader's pid namespace numbers it (tgid is the
+ * initial namespace's): the iterator visits only the tasks that namespace
+ * sees, so the leader's pid has a number at the reader's level. 0: none.
+ */
+static __u32 pid_for_reader(struct task_struct *task)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	unsigned int level = BPF_CORE_READ(me, thread_pid, level);
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	void *up;
+	int nr = 0;
+
+	if (!pid || level > BPF_CORE_READ(pid, level) || level > 32)
+		return 0;
+	up = (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+	     level * bpf_core_type_size(struct upid);
+	bpf_probe_read_kernel(&nr, sizeof(nr), up + bpf_core_field_offset(struct upid, nr));
+	return nr;
+}
+
 /* Which processes hold a program fd: the task_file iterator visits each
  * thread group's file table once.
  */
@@ -203,7 +223,9 @@ int list_owners(struct bpf_iter__task_file *ctx)
 		return 0;
 	if (!is_prog_file(file))
 		return 0;
-	o.pid = BPF_CORE_READ(task, tgid);
+	o.pid = pid_for_reader(task);
+	if (!o.pid)
+		return 0;
 	prog = BPF_CORE_READ(file, private_data);
 	o.prog_id = BPF_CORE_READ(prog, aux, id);
 	leader = BPF_CORE_READ(task, group_leader);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -79,17 +80,26 @@ static bool exit_watched(const struct progs *p, pid_t pid)
 	return false;
 }
 
-/* A pidfd for every process in owner_prev. Too many processes, pidfds
- * refused, or a pid not found (gone since the read, or the iterator's
- * pids are of another pid namespace than ours), and the owners are read
- * every PROGS_OWNERS_UNWATCHED_AGE seconds instead.
+/* Descriptors left free for everything else (the journal, programs,
+ * iterators) when pidfds would come close to RLIMIT_NOFILE.
+ */
+#define EXITS_FD_HEADROOM	64
+
+/* A pidfd for every process in owner_prev. Too many processes, too few
+ * descriptors left, pidfds refused, or a pid not found (gone since the
+ * read), and the owners are read every PROGS_OWNERS_UNWATCHED_AGE seconds
+ * instead.
  */
 static void watch_exits(struct progs *p)
 {
 	const struct owner_rec *o = (const struct owner_rec *)p->owner_prev.data;
 	size_t i, n = p->owner_prev.len / sizeof(*o);
 	pid_t pid, self = getpid();
+	struct rlimit lim;
 	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		lim.rlim_cur = RLIM_INFINITY;
 
 	unwatch_exits(p);
 	for (i = 0; i < n; i++) {
@@ -101,6 +111,11 @@ static void watch_exits(struct progs *p)
 		fd = syscall(SYS_pidfd_open, pid, 0);
 		if (fd < 0)
 			goto unwatched;
+		/* the lowest free descriptor: as many are in use */
+		if (lim.rlim_cur != RLIM_INFINITY && (rlim_t)fd + EXITS_FD_HEADROOM >= lim.rlim_cur) {
+			close(fd);
+			goto unwatched;
+		}
 		p->exits[p->nexits] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		p->exit_pid[p->nexits++] = pid;
 	}

@@ -69,12 +69,14 @@ check "the unit documents the metrics option" grep -q -- '--metrics-address' con
 
 # -- make install / uninstall into a scratch root (the build is up to date)
 root=$t/root
-make -s install DESTDIR="$root" PREFIX=/usr > "$t/install.out" 2>&1; rc=$?
+(umask 077; make -s install DESTDIR="$root" PREFIX=/usr) > "$t/install.out" 2>&1; rc=$?
 check_eq "make install: exit 0 ($(tail -n 1 "$t/install.out"))" "$rc" 0
 for f in prometheus/bpfstderr-rules.yml grafana/bpfstderr-dashboard.json; do
 	check "make install: share/bpfstderr/$f is contrib's, 0644" \
 		bash -c "cmp -s '$root/usr/share/bpfstderr/$f' 'contrib/$f' && [ \$(stat -c %a '$root/usr/share/bpfstderr/$f') = 644 ]"
 done
+check_eq "make install: the unit is 0644 whatever the umask" \
+	"$(stat -c %a "$root/usr/lib/systemd/system/bpfstderr-record.service")" 644
 check "make install: the unit runs the installed binary" \
 	grep -q '^ExecStart=/usr/sbin/bpfstderr record' "$root/usr/lib/systemd/system/bpfstderr-record.service"
 check "make install: the binary runs" "$root/usr/sbin/bpfstderr" --version

@@ -51,5 +51,27 @@ else
 fi
 check_eq "drop counters: $want, as the kernel's BTF has them or not" \
 	"$("$BPFSTDERR" list --json | jq -r '[.programs[] | select(.streams) | .streams[].dropped_messages | type] | unique | join(",")')" "$want"
+
+# In a pid namespace (a container without the host's pids), owners are
+# the namespace's pids: those its /proc shows holding the program (the
+# kernel numbers a process once per namespace level).
+ns=$(mktmp)
+timeout 60 unshare --pid --fork --mount-proc sh -c '
+	sleep 30 | "$1" writer > "$2/holder.out" 2>&1 &
+	for i in $(seq 100); do grep -q "^ready" "$2/holder.out" && break; sleep 0.1; done
+	echo "$!" > "$2/pid"
+	"$3" list --json > "$2/list.json" 2> "$2/list.err"
+	cat /proc/$!/fdinfo/* 2>/dev/null | awk "/^prog_id:/ { print \$2 }" | sort -nu > "$2/fdinfo"
+	kill $!' sh "$HELPERS/holdprog" "$ns" "$BPFSTDERR"
+nsid=$(awk '/^prog/ { print $2; exit }' "$ns/holder.out")
+check "pid namespace: the holder's program was loaded there" test -n "$nsid"
+check_eq "pid namespace: its owner is the namespace's pid of the holder" \
+	"$(jq -c --argjson id "${nsid:-0}" '[.programs[] | select(.id == $id) | .pids[].pid]' "$ns/list.json")" \
+	"[$(cat "$ns/pid")]"
+check_eq "pid namespace: the programs it owns are those its fds hold (/proc there)" \
+	"$(jq -c --argjson p "$(cat "$ns/pid")" '[.programs[] | select(any(.pids[]; .pid == $p)) | .id]' "$ns/list.json")" \
+	"$(jq -sc . "$ns/fdinfo")"
+check_eq "pid namespace: this test's holder, outside it, owns nothing seen there" \
+	"$(jq -c --argjson p "$H_PID" '[.programs[] | select(any(.pids[]; .pid == $p))] | length' "$ns/list.json")" 0
 stop_holder H
 finish

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -469,6 +471,68 @@ out:
 	unsetenv("BPFSTDERR_FULL_WALK");
 }
 
+/* Many owners near the descriptor limit: the watch of their exits leaves
+ * the descriptors to everything else (it reads owners every few seconds
+ * instead). Oracle: the descriptors still free after a refresh.
+ */
+#define NEAR_OWNERS	15
+static void test_owners_near_fd_limit(void)
+{
+	struct rlimit old, lim;
+	pid_t kids[NEAR_OWNERS];
+	const struct prog_list *l;
+	struct writer_bpf *w;
+	struct progs *r = NULL;
+	int gate[2], fds[NEAR_OWNERS], i, n = 0, opened = 0;
+	__u32 id;
+
+	w = load_writer();
+	if (!w || pipe(gate) || getrlimit(RLIMIT_NOFILE, &old)) {
+		CHECK(0, "set up: a writer and a pipe");
+		return;
+	}
+	id = prog_id_of(bpf_program__fd(w->progs.writer));
+	for (i = 0; i < NEAR_OWNERS; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			char c;
+			int fd = bpf_prog_get_fd_by_id(id);
+
+			close(gate[1]);
+			if (read(gate[0], &c, 1) < 0 || fd < 0)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	CHECK(!progs__open(&r), "open an observer");
+	if (r) {
+		/* room for NEAR_OWNERS + 5 more descriptors, no more */
+		lim = old;
+		lim.rlim_cur = fcntl(0, F_DUPFD, 0);
+		close(lim.rlim_cur);
+		lim.rlim_cur += NEAR_OWNERS + 5;
+		usleep(200 * 1000);	/* the children take their fds */
+		CHECK(!setrlimit(RLIMIT_NOFILE, &lim), "limit descriptors to %llu", (unsigned long long)lim.rlim_cur);
+		CHECK(!progs__refresh(r, &l, PROGS_OWNERS), "refresh with owners near the limit");
+		for (i = 0; i < NEAR_OWNERS; i++)
+			if ((fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+				n++;
+		opened = n;
+		while (n)
+			close(fds[--n]);
+		CHECK(opened == NEAR_OWNERS, "%d descriptors still free for others after the refresh (%d)",
+		      NEAR_OWNERS, opened);
+		setrlimit(RLIMIT_NOFILE, &old);
+		progs__close(r);
+	}
+	close(gate[1]);
+	close(gate[0]);
+	for (i = 0; i < NEAR_OWNERS; i++)
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
+	writer_bpf__destroy(w);
+}
+
 int main(void)
 {
 	struct progs *p;
@@ -478,6 +542,7 @@ int main(void)
 		return unit_done();
 	}
 	test_owner_exit(p);
+	test_owners_near_fd_limit();
 	test_capacity(p);
 	test_refresh(p, true);
 	test_refresh(p, false);
