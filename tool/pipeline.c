@@ -572,13 +572,6 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	return err ? err : got;
 }
 
-static int cmp_id(const void *key, const void *elem)
-{
-	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
-
-	return id < other ? -1 : id > other;
-}
-
 /* The list drained last cycle, unchanged (progs__refresh()): the same
  * programs are tracked, and only the active ones have anything to read.
  */
@@ -1131,7 +1124,7 @@ int pipeline__flush(struct pipeline *pl)
 
 struct tracked *pipeline__find(struct pipeline *pl, __u32 id)
 {
-	__u32 *at = bsearch(&id, pl->ids, pl->cnt, sizeof(*pl->ids), cmp_id);
+	const __u32 *at = prog_ids_find(pl->ids, pl->cnt, id);
 
 	return at ? pl->t[at - pl->ids] : NULL;
 }

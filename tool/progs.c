@@ -40,8 +40,7 @@ struct progs {
 	struct timespec owners_at;	/* CLOCK_MONOTONIC */
 	struct iter_buf owner_prev;
 	/* a pidfd for each process in owner_prev but us, readable once it
-	 * exits; exits_watched false when there are too many or pidfds are
-	 * refused
+	 * exits; exits_watched false when not all could be had (watch_exits())
 	 */
 	struct pollfd exits[OWNER_EXITS_MAX];
 	pid_t exit_pid[OWNER_EXITS_MAX];
@@ -686,6 +685,18 @@ void prog_list__free(struct prog_list *l)
 	l->progs = NULL;
 	l->active = NULL;
 	l->cnt = l->cnt_active = 0;
+}
+
+static int cmp_id(const void *key, const void *elem)
+{
+	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
+
+	return id < other ? -1 : id > other;
+}
+
+const __u32 *prog_ids_find(const __u32 *ids, size_t cnt, __u32 id)
+{
+	return ids ? bsearch(&id, ids, cnt, sizeof(*ids), cmp_id) : NULL;
 }
 
 const char *prog_type_name(__u32 type)

@@ -129,6 +129,10 @@ void progs__close(struct progs *p);
 void progs__want_stats(struct progs *p, bool on);
 
 const struct prog *prog_list__find(const struct prog_list *l, __u32 id);
+/* Where id is in ids (sorted), or NULL: the index other lists keep beside
+ * their entries, so that a lookup touches none of them.
+ */
+const __u32 *prog_ids_find(const __u32 *ids, size_t cnt, __u32 id);
 void prog_list__free(struct prog_list *l);
 
 const char *prog_type_name(__u32 type);

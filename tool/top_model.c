@@ -58,23 +58,16 @@ static int cmp_row_id(const void *a, const void *b)
 	return x->ident.id < y->ident.id ? -1 : x->ident.id > y->ident.id;
 }
 
-static int cmp_id(const void *key, const void *elem)
-{
-	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
-
-	return id < other ? -1 : id > other;
-}
-
 struct row *top_model__find(struct top_model *m, __u32 id)
 {
 	struct row key = { .ident.id = id }, *kp = &key, **r;
-	__u32 *at;
+	const __u32 *at;
 
 	if (!m->ids) {		/* no room for them: through the rows */
 		r = bsearch(&kp, m->rows, m->cnt, sizeof(*m->rows), cmp_row_id);
 		return r ? *r : NULL;
 	}
-	at = bsearch(&id, m->ids, m->cnt, sizeof(*m->ids), cmp_id);
+	at = prog_ids_find(m->ids, m->cnt, id);
 	return at ? m->rows[at - m->ids] : NULL;
 }
 

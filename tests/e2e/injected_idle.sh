@@ -59,7 +59,7 @@ if [[ $wret == "rets -12" ]]; then
 		"$BPFSTDERR" top -b --json -n 20 -d 0.1 > /dev/null 2>&1
 	w=$(reads "$d/watch.trace") f=$(reads "$d/walk.trace")
 	check "the whole walk reads the leaked streams every cycle ($f reads in 20)" [ "$f" -ge 20 ]
-	check "the watch reads them again only when something changed ($w reads in 20)" [ "$w" -lt 20 ]
+	check "the watch reads them again only when something changed ($w reads in 20)" [ "$w" -le 5 ]
 else
 	skip "leaked streams read once" "stream writes work here ($wret): nothing leaks"
 fi

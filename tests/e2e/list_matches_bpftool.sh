@@ -56,6 +56,11 @@ check_eq "drop counters: $want, as the kernel's BTF has them or not" \
 # the namespace's pids: those its /proc shows holding the program (the
 # kernel numbers a process once per namespace level).
 ns=$(mktmp)
+if ! unshare --pid --fork --mount-proc true 2> "$ns/probe"; then
+	skip "pid namespace owners" "this host refuses a pid namespace ($(head -n 1 "$ns/probe"))"
+	stop_holder H
+	finish
+fi
 timeout 60 unshare --pid --fork --mount-proc sh -c '
 	sleep 30 | "$1" writer > "$2/holder.out" 2>&1 &
 	for i in $(seq 100); do grep -q "^ready" "$2/holder.out" && break; sleep 0.1; done
