@@ -131,6 +131,15 @@ faulting_progs() {
 	return 0
 }
 
+# fixture_added VAR: bytes were added to a fixture while a reader runs.
+# The shim accounts a fixture's unread bytes when the program list is
+# walked (tests/shim/stream_shim.c); readers walk it again when the
+# kernel's accounting moves or the list changes. A write moves the
+# accounting only where writes work or a failed one is charged (design.md
+# section 4: hosts differ), so the holder VAR loads and unloads a program:
+# a list change, which every reader sees on any kernel.
+fixture_added() { holder_cmd "$1" blip > /dev/null; }
+
 # tmux: the test's own server (TMUX_TMPDIR above); S names its session.
 screen() { tmux capture-pane -p -t "${1:-$S}"; }	# screen [SESSION]
 wait_for() {	# wait_for TEXT [SESSION]: up to 10 s for TEXT on the screen

@@ -385,6 +385,10 @@ static struct json_object *health_json(const struct stream_health *h)
 	json_add_str(o, "kfunc", printk_kfunc_name(h->printk_kfunc));
 	json_add_int(o, "write_ret", h->write_ret);
 	json_add_int(o, "read_ret", h->read_ret);
+	if (h->charged < 0)
+		json_add_null(o, "failed_write_charged");
+	else
+		json_add_int(o, "failed_write_charged", h->charged);
 	json_add_str(o, "meaning", stream_health__meaning(h));
 	return o;
 }

@@ -6,6 +6,7 @@
 
 #include "health.h"
 #include "kbtf.h"
+#include "progs.h"
 #include "stream.h"
 #include "stream_probe.skel.h"
 #include "../bpf/stream_ids.h"
@@ -45,6 +46,30 @@ static enum write_health judge(const struct stream_health *h)
 	}
 }
 
+/* The capacity the probe program's stdout shows: what its failed write
+ * charged, through the same iterator every command reads.
+ */
+static int charged_by(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct prog_list l = {};
+	const struct prog *pr;
+	struct progs *p;
+	int cap = -1;
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || progs__open(&p))
+		return -1;
+	if (!progs__snapshot(p, &l, 0)) {
+		pr = prog_list__find(&l, info.id);
+		if (pr && pr->has_streams)
+			cap = pr->capacity[stream_idx(STREAM_STDOUT)];
+		prog_list__free(&l);
+	}
+	progs__close(p);
+	return cap;
+}
+
 int stream_health__probe(struct stream_health *h)
 {
 	struct stream_probe_bpf *skel;
@@ -53,6 +78,7 @@ int stream_health__probe(struct stream_health *h)
 	int fd, err;
 
 	memset(h, 0, sizeof(*h));
+	h->charged = -1;
 	h->printk_kfunc = printk_kfunc_detect();
 	if (h->printk_kfunc == PRINTK_KFUNC_NONE) {
 		h->verdict = WRITE_UNSUPPORTED;
@@ -76,6 +102,8 @@ int stream_health__probe(struct stream_health *h)
 	h->write_ret = skel->data->write_ret;
 	h->read_ret = stream_read_fd(fd, STREAM_STDOUT, buf, sizeof(buf));
 	h->verdict = judge(h);
+	if (h->write_ret < 0)
+		h->charged = charged_by(fd);
 out_destroy:
 	stream_probe_bpf__destroy(skel);
 out:
@@ -110,6 +138,11 @@ const char *stream_health__meaning(const struct stream_health *h)
 	case WRITE_WORKS:
 		return "Messages and fault reports reach the streams and bpfstderr can read them.";
 	case WRITE_ENOMEM:
+		if (!h->charged)
+			return "The kernel's stream allocator is failing (e.g. deferred page init still pending, "
+			       "deferred_init=lazy): every message and every fault report is dropped without a "
+			       "trace (this kernel charges nothing for a failed write), so no count shows the "
+			       "loss; this probe is the only witness.";
 		return "The kernel's stream allocator is failing (e.g. deferred page init still pending, "
 		       "deferred_init=lazy): every message and every fault report is dropped; only the "
 		       "capacity each one charges to its stream shows that it happened.";

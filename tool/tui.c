@@ -397,6 +397,19 @@ static void draw_status(struct tui *t)
 	style_off(t, PAIR_FAULT, A_BOLD);
 }
 
+/* What the demo shows on this host, from what the write probe measured. */
+static const char *demo_banner(const struct stream_health *h)
+{
+	if (h->verdict == WRITE_WORKS)
+		return "demo: demo_* programs fault once a second and print";
+	if (stream_health__untraced(h))
+		return "demo: demo_* programs fault once a second; this kernel drops their reports "
+		       "without a trace (a failed write charges nothing), so their rows stay at 0: "
+		       "only the write probe shows the loss";
+	return "demo: demo_* programs fault once a second; their reports are dropped here, so "
+	       "their streams stay empty and SATURATION shows the bytes each dropped report leaked";
+}
+
 static int draw_banner(struct tui *t)
 {
 	char line[1100];
@@ -404,11 +417,7 @@ static int draw_banner(struct tui *t)
 	if (!t->m->demo)
 		return 0;
 	style_on(t, PAIR_WARN, 0);
-	put_clipped(2, 0, t->m->health.verdict == WRITE_WORKS ?
-		    "demo: demo_* programs fault once a second and print" :
-		    "demo: demo_* programs fault once a second; their reports are dropped here, so "
-		    "their streams stay empty and SATURATION shows the bytes each dropped report leaked",
-		    COLS);
+	put_clipped(2, 0, demo_banner(&t->m->health), COLS);
 	if (t->m->demo_refused) {
 		snprintf(line, sizeof(line), "demo: %s", t->m->demo_refused);
 		put_clipped(3, 0, line, COLS);

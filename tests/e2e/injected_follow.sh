@@ -7,10 +7,6 @@ SHIM=$HELPERS/libstreamshim.so
 out=$(mktmp)
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-# One real write per stream so the iterator accounts bytes there: bpfstderr
-# reads only streams with bytes accounted.
-holder_cmd H "write 1 1 4" >/dev/null
-holder_cmd H "write 2 1 4" >/dev/null
 
 make_fixtures() {	# DIR
 	{
@@ -188,7 +184,7 @@ sleep 0.5
 start_holder H2 writer || fail "load a second writer"
 id2=$(prog_id H2 writer)
 printf 'from a program loaded later\n' > "$d/$id2.1"
-holder_cmd H2 "write 1 1 4" > /dev/null
+fixture_added H2
 for i in $(seq 50); do [ -s "$d/$id2.1.off" ] && break; sleep 0.1; done
 sleep 0.3
 kill -INT "$fpid"; wait "$fpid"

@@ -14,7 +14,6 @@ load_writer() {	# a writer with bytes accounted on stdout (so bpfstderr
 		# reads it), a new $d with an empty stdout fixture $f; $id
 	start_holder H writer || { fail "load writer"; finish; }
 	id=$(prog_id H writer)
-	holder_cmd H "write 1 1 4" > /dev/null
 	d=$(mktmp)
 	f=$d/$id.1
 	: > "$f"
@@ -28,9 +27,9 @@ follow_bg() {	# OUTFILE ARGS...: pid in $fpid
 	fpid=$!
 }
 
-writes() {	# BYTES (printf %b): the program writes them (and its accounting moves)
+writes() {	# BYTES (printf %b): the program writes them
 	flock "$f" sh -c 'printf "%b" "$2" >> "$1"' sh "$f" "$1"
-	holder_cmd H "write 1 1 4" > /dev/null
+	fixture_added H
 }
 
 # The program writes BYTES and another reader takes every byte not read

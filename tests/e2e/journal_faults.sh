@@ -34,10 +34,7 @@ make_fixtures() {	# DIR ID TAG: ~900 B of stdout, ~46 KB of stderr reports
 			cat tests/fixtures/upstream-6.18.txt tests/fixtures/rfc-seed001.txt
 		done
 	} > "$1/$2.2"
-	# and the kernel's accounting moves, as when bytes arrive: drainers
-	# skip a stream found empty while its accounting stays as it was
-	holder_cmd H "write 1 1 4" > /dev/null
-	holder_cmd H "write 2 1 4" > /dev/null
+	fixture_added H
 }
 
 served() {	# DIR ID: has the shim served both fixtures entirely (an empty one: nothing to serve)?
@@ -54,8 +51,6 @@ same_stream() {	# DB ID STREAM FIXTURE: the journal has the fixture's bytes
 
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 1 1 4" > /dev/null	# bytes accounted: bpfstderr reads both
-holder_cmd H "write 2 1 4" > /dev/null
 
 # -- 1. a corrupt journal is refused before any read ----------------------
 t=$(mktmp); d1=$(mktmp); d2=$(mktmp)
@@ -122,12 +117,14 @@ if mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT"; then
 	check_eq "full: record said so once" "$(grep -c 'no room on its file system' "$t/full-rec.err")" 1
 	check_eq "doctor --json: the journal is full" \
 		"$("$BPFSTDERR" doctor --json --journal "$J" | jq -r .journal.full)" true
-	"$BPFSTDERR" top -b -n 2 -d 0.2 --journal "$J" > /dev/null 2> "$t/full-top.err"; rc=$?
+	# top too sees the fixtures' bytes accounted (the shim), as a kernel's
+	(shim "$d3" top -b -n 2 -d 0.2 --journal "$J") > /dev/null 2> "$t/full-top.err"; rc=$?
 	check_eq "full: top -b ends 0" "$rc" 0
 	check_eq "full: top -b says once that it stopped reading" \
 		"$(grep -c 'no room on its file system' "$t/full-top.err")" 1
 	S=bpfstderr-faults-$$
-	tmux new-session -d -s "$S" -x 250 -y 30 "$BPFSTDERR top --journal $J; sleep 60"
+	tmux new-session -d -s "$S" -x 250 -y 30 "LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d3 \
+		ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 $BPFSTDERR top --journal $J; sleep 60"
 	wait_for "no room" > /dev/null
 	check "full: top's status line says that it stopped reading (tmux)" \
 		bash -c "tmux capture-pane -p -t '$S' | sed -n 2p | grep -q 'no room on its file system'"
@@ -176,7 +173,6 @@ sys.stdout.buffer.write(bytes(r[0]) if r else b'')" "$@"
 
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 2 1 4" > /dev/null
 for run in retry spill; do
 	MNT=$(mktmp)
 	mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT" || { fail "mount a 1 MiB tmpfs"; MNT=""; break; }
@@ -186,7 +182,7 @@ for run in retry spill; do
 		for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
 		sleep 1
 		seq -f "$run line %06g of a stream read 4 bytes at a time" 1 3000 > "$d5/$id.2"
-		holder_cmd H "write 2 1 4" > /dev/null	# the accounting moves, as with real bytes
+		fixture_added H
 		fill_mid_read "$d5"
 		sleep 2
 		off=$(offsets "$d5" "$id")
@@ -274,7 +270,6 @@ fi
 stop_holder H
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 2 1 4" > /dev/null
 d4=$(mktmp); J=$t/big.db
 seq -f "line %09g of a large drain, padded to make it longer than most" 1 150000 > "$d4/$id.2"
 : > "$d4/$id.1"

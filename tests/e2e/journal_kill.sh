@@ -13,7 +13,6 @@ KILLS=12
 d=$(mktmp)
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 2 1 4" > /dev/null	# bytes accounted: bpfstderr reads stderr
 : > "$d/$id.2"
 
 # The program "writes": numbered lines, appended as record runs.

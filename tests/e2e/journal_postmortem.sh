@@ -38,7 +38,6 @@ report_of() {	# KIND: a report with the three frames
 	cat "$out/frames"
 	printf 'bpf_prog_test_run_syscall+0x10f/0x1f0\n\n'
 }
-holder_cmd H "write 2 1 4" > /dev/null
 report_of "Arena READ access at unmapped address 0x10" > "$out/$wid.2"
 
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \

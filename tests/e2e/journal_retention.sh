@@ -11,7 +11,6 @@ d=$(mktmp)
 db=$d/journal.db
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 1 1 4" > /dev/null
 : > "$d/$id.1"
 
 ( for i in $(seq 0 $((LINES / 5000 - 1))); do
@@ -68,6 +67,7 @@ sleep 1
 old=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from events where cast(text as text) = 'old line'\").fetchone()[0])" "$db2")
 sleep 4
 printf 'new line\n' >> "$d/$id.1"
+fixture_added H
 sleep 1
 kill -TERM "$rpid"; wait "$rpid"
 check_eq "--max-age 3s: the old line was there, and is gone; the new one is there" \

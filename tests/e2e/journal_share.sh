@@ -38,8 +38,6 @@ load_writer() {	# a writer with bytes accounted on both streams (so bpfstderr
 		# reads them), and a new $d for its fixtures; $id
 	start_holder H writer || { fail "load writer"; finish; }
 	id=$(prog_id H writer)
-	holder_cmd H "write 1 1 4" > /dev/null
-	holder_cmd H "write 2 1 4" > /dev/null
 	d=$(mktmp)
 }
 
@@ -55,9 +53,7 @@ serve_when_up() {	# PID...
 	done
 	sleep 1.5	# past their set-up (journal, iterator, cursor)
 	make_fixtures "$d" "$id"
-	# the writes move the accounting, as the program's own would
-	holder_cmd H "write 1 1 4" > /dev/null
-	holder_cmd H "write 2 1 4" > /dev/null
+	fixture_added H
 }
 
 # -- with the journal ----------------------------------------------------

@@ -8,7 +8,6 @@
 SHIM=$HELPERS/libstreamshim.so
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 1 1 4" > /dev/null
 
 events() {	# DB: the messages the journal holds for the writer, one a line
 	python3 - "$1" "$id" <<'PY'
@@ -50,6 +49,7 @@ for cmd in record follow; do
 		for i in $(seq 100); do [ -s "$d/j.db" ] && break; sleep 0.1; done
 		sleep 0.5
 		printf 'written while it sleeps (%s)\n' "$sig" > "$d/$id.1"
+		fixture_added H
 		sent=$(monotonic_ns)
 		kill -"$sig" "$pid"
 		rc=; ends "$pid"

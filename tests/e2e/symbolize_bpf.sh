@@ -36,7 +36,6 @@ check_eq "kallsyms names all 3 functions with their tags" \
 
 # Served as the stderr of another real program (the faulting program need
 # not be the one whose stream carries the report).
-holder_cmd W "write 2 1 4" > /dev/null
 { printf 'ERROR: Arena READ access at unmapped address 0x10\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n'
   cat "$out/frames.txt"; printf '\n'; } > "$out/$wid.2"
 LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
@@ -97,11 +96,11 @@ LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$f ASAN_OPTIONS=${ASAN_O
 	"$BPFSTDERR" follow --json --no-journal -p "$wid" > "$out/f.json" 2> "$out/f.err" & fpid=$!
 sleep 1
 report_of 0x20 "$frame" >> "$f/$wid.2"
-holder_cmd W "write 2 1 4" > /dev/null
+fixture_added W
 check "follow printed the report of the gone program" got_events 1
 start_holder H subprogs || fail "load subprogs again"
 report_of 0x30 "$frame" >> "$f/$wid.2"
-holder_cmd W "write 2 1 4" > /dev/null
+fixture_added W
 check "follow printed the report once it is loaded again" got_events 2
 kill -TERM "$fpid"; wait "$fpid"
 frame_at() { sed -n "$1p" "$out/f.json" | jq -c '.fault.frames[0] | [.file, .line]'; }

@@ -35,7 +35,6 @@ done
 # INJECTED CONTENT: the report comes from tests/shim for a real program.
 start_holder H writer || { fail "load writer"; finish; }
 id=$(prog_id H writer)
-holder_cmd H "write 2 1 4" > /dev/null
 cp "$out/gcc/report.txt" "$out/$id.2"
 cat "$out/gcc/report.txt" >> "$out/$id.2"
 shim() { LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$out \

@@ -19,10 +19,6 @@ M=2	# messages a cycle
 start_holder H writer names || { fail "load test programs"; finish; }
 id=$(prog_id H writer)
 quiet=$(prog_id H a_program_name_)
-# Capacity accounted on both streams, so that top reads them (the shim
-# answers in the kernel's place): written, or leaked where writes fail.
-holder_cmd H "write 1 1 4" > /dev/null
-holder_cmd H "write 2 1 4" > /dev/null
 awk 'BEGIN { RS = ""; ORS = "\n\n" } /^ERROR: Arena READ/ { print; exit }' \
 	tests/fixtures/upstream-6.18.txt > "$out/report"
 printf 'tick from the writer\n' > "$out/message"

@@ -10,6 +10,8 @@
  *                               LEN < 512: longer %s arguments are cut)
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
  *                               deadlock may_goto print; demo programs)
+ *   blip                     -> "blipped ID": a program loaded and unloaded, so
+ *                               that readers walk the program list again
  *   linfo                    -> the subprogs program as the kernel describes
  *                               it: "fn KSYM LEN" per function, "li ADDR LINE
  *                               FILE" per jited line entry, then "end"
@@ -78,6 +80,22 @@ static int load_trivial(const char *name)
 	};
 
 	return bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, 2, NULL);
+}
+
+/* A list change every reader sees, on any kernel (perf's BPF events). */
+static void do_blip(void)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = load_trivial("blip");
+
+	if (fd < 0) {
+		printf("blipped %d\n", -errno);
+		return;
+	}
+	bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	printf("blipped %u\n", info.id);
 }
 
 /* A program loaded with no name at all: libbpf always names them. */
@@ -281,6 +299,8 @@ int main(int argc, char **argv)
 			do_write(stream, count, len);
 		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
 			do_fault(kind, count);
+		else if (!strncmp(line, "blip", 4))
+			do_blip();
 		else if (!strncmp(line, "linfo", 5))
 			do_linfo();
 		else if (!strncmp(line, "quit", 4))

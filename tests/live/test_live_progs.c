@@ -150,8 +150,29 @@ static int run_writes(struct writer_bpf *w, int stream, int count, int len, int 
 	return mismatches;
 }
 
+/* What this host does with a write, probed with one byte to stdout: it
+ * works, or it fails and is charged anyway (design.md section 4: v1147),
+ * or it fails without a trace (v1252 and later). Hosts change: never
+ * assumed.
+ */
+enum write_mode { WRITES_WORK, WRITES_FAIL_CHARGED, WRITES_FAIL_UNTRACED, WRITES_UNKNOWN };
+
+static enum write_mode probe_writes(struct progs *p, struct writer_bpf *w, __u32 id, int *ret)
+{
+	int model = 0;
+
+	if (run_writes(w, STREAM_STDOUT, 1, 1, &model) < 0)
+		return WRITES_UNKNOWN;
+	*ret = w->bss->ret[0];
+	if (!*ret)
+		return WRITES_WORK;
+	return capacity_of(p, id, STREAM_STDOUT) == 1 ? WRITES_FAIL_CHARGED : WRITES_FAIL_UNTRACED;
+}
+
 /* Lengths stay under 512: "%s" arguments pass through the kernel's
- * 512-byte bprintf argument buffer and longer ones are cut.
+ * 512-byte bprintf argument buffer and longer ones are cut. The model
+ * holds where every write is charged: where writes work (the kernel lab)
+ * and where failed ones are charged too.
  */
 static void test_capacity(struct progs *p)
 {
@@ -159,7 +180,8 @@ static void test_capacity(struct progs *p)
 		{ 1, 1 }, { 10, 37 }, { 190, 500 }, { 10, 500 }, { 3, 300 }, { 4, 97 },
 	};
 	struct writer_bpf *w = load_writer();
-	int model = 0, i, bad;
+	int model = 0, i, bad, ret = 0;
+	enum write_mode mode;
 	__u32 id;
 
 	CHECK(w != NULL, "writer loaded");
@@ -167,6 +189,15 @@ static void test_capacity(struct progs *p)
 		return;
 	id = prog_id_of(bpf_program__fd(w->progs.writer));
 	CHECK(capacity_of(p, id, STREAM_STDERR) == 0, "fresh stream has nothing accounted");
+	mode = probe_writes(p, w, id, &ret);
+	CHECK(mode != WRITES_UNKNOWN, "the writer runs");
+	if (mode == WRITES_FAIL_UNTRACED) {
+		CHECK(capacity_of(p, id, STREAM_STDOUT) == 0, "a write that failed without a trace leaves 0");
+		SKIP("the capacity model", "this host charges nothing for a failed write (returned %d, "
+		     "capacity 0): tested in the kernel lab (tests/vm)", ret);
+		writer_bpf__destroy(w);
+		return;
+	}
 	for (i = 0; i < (int)(sizeof(plan) / sizeof(plan[0])); i++) {
 		bad = run_writes(w, STREAM_STDERR, plan[i].count, plan[i].len, &model);
 		CHECK(bad == 0, "%d writes of %d bytes: %d returns differ from the kernel's rule",
@@ -176,7 +207,7 @@ static void test_capacity(struct progs *p)
 		      capacity_of(p, id, STREAM_STDERR), model);
 	}
 	CHECK(model > STREAM_MAX_CAPACITY - 500, "the plan reached the limit (%d)", model);
-	CHECK(capacity_of(p, id, STREAM_STDOUT) == 0, "stdout untouched by stderr writes");
+	CHECK(capacity_of(p, id, STREAM_STDOUT) == 1, "stdout: the probe's one byte, untouched by stderr writes");
 	writer_bpf__destroy(w);
 }
 

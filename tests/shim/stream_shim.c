@@ -12,6 +12,16 @@
  *
  * Reads are destructive like the kernel's, across processes: what was
  * served is recorded in DIR/<id>.<stream>.off under an flock.
+ *
+ * The kernel accounts a stream's unread bytes in its capacity, and the
+ * tool reads only streams with bytes accounted. So the shim accounts its
+ * fixtures too: in what the program list iterator (bpf/progs.bpf.c
+ * list_progs) returns, a program's capacity is the kernel's plus the
+ * bytes of its fixtures not yet served. That is all it changes: the
+ * accounting check (bpf/watch.bpf.c) still reads the kernel's memory, so
+ * bytes added to a fixture while a reader runs are accounted at the next
+ * walk of the list, which a program loaded or unloaded brings about on
+ * any kernel (tests/lib.sh fixture_added).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,10 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 
 #include "real_syscall.h"
+#include "../../bpf/progs.h"
 
 #define STREAM_READ_CMD 37
 
@@ -134,6 +146,201 @@ static int serve(struct read_attr *a, long *ret)
 	return 1;
 }
 
+/* ---- the program list iterator: fixtures' unread bytes accounted ---- */
+
+struct list_iter {
+	int fd;			/* -1: free slot */
+	char *data;		/* the whole iterator's output, patched */
+	size_t len, off;
+	int read;		/* data holds the iterator's output */
+};
+
+#define LIST_ITERS	16
+static struct list_iter iters[LIST_ITERS] = {
+	[0 ... LIST_ITERS - 1] = { .fd = -1 },
+};
+
+typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef int (*close_fn)(int);
+
+static ssize_t real_read(int fd, void *buf, size_t len)
+{
+	static read_fn fn;
+
+	if (!fn)
+		fn = (read_fn)dlsym(RTLD_NEXT, "read");
+	return fn(fd, buf, len);
+}
+
+static int real_close(int fd)
+{
+	static close_fn fn;
+
+	if (!fn)
+		fn = (close_fn)dlsym(RTLD_NEXT, "close");
+	return fn(fd);
+}
+
+static int prog_name(__u32 id, char *name, size_t len)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+	int fd, err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_id = id;
+	fd = real(__NR_bpf, BPF_PROG_GET_FD_BY_ID, (long)&attr, sizeof(attr), 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (__u64)(unsigned long)&info;
+	err = real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0);
+	real_close(fd);
+	if (err)
+		return -1;
+	snprintf(name, len, "%s", info.name);
+	return 0;
+}
+
+/* Is the link's program the tool's program list iterator? */
+static int is_list_progs(int link_fd)
+{
+	struct bpf_link_info info;
+	union bpf_attr attr;
+	char name[BPF_OBJ_NAME_LEN];
+
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = link_fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (__u64)(unsigned long)&info;
+	if (real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0))
+		return 0;
+	return !prog_name(info.prog_id, name, sizeof(name)) && !strcmp(name, "list_progs");
+}
+
+static struct list_iter *iter_of(int fd)
+{
+	int i;
+
+	for (i = 0; fd >= 0 && i < LIST_ITERS; i++)
+		if (iters[i].fd == fd)
+			return &iters[i];
+	return NULL;
+}
+
+static void iter_forget(struct list_iter *it)
+{
+	free(it->data);
+	memset(it, 0, sizeof(*it));
+	it->fd = -1;
+}
+
+static void iter_track(int fd)
+{
+	struct list_iter *it = iter_of(fd);
+	int i;
+
+	for (i = 0; !it && i < LIST_ITERS; i++)
+		if (iters[i].fd < 0)
+			it = &iters[i];
+	if (!it)
+		return;	/* more open at once than anyone does: served as is */
+	iter_forget(it);
+	it->fd = fd;
+}
+
+/* Bytes of the fixture DIR/<id>.<stream> not served yet. */
+static long unread(const char *dir, __u32 id, unsigned int stream)
+{
+	char path[4096], offpath[4200];
+	struct stat st;
+	long left;
+
+	snprintf(path, sizeof(path), "%s/%u.%u", dir, id, stream);
+	if (stat(path, &st))
+		return 0;
+	snprintf(offpath, sizeof(offpath), "%s.off", path);
+	left = st.st_size - read_off(offpath);
+	return left > 0 ? left : 0;
+}
+
+static void account_fixtures(struct list_iter *it)
+{
+	const char *dir = getenv("BPFSTDERR_SHIM_DIR");
+	struct prog_rec *r;
+	size_t off;
+	int s;
+
+	if (!dir)
+		return;
+	for (off = 0; off + sizeof(*r) <= it->len; off += sizeof(*r)) {
+		r = (struct prog_rec *)(it->data + off);
+		if (!(r->flags & PROG_REC_HAS_STREAMS))
+			continue;
+		for (s = 0; s < 2; s++)
+			r->capacity[s] += unread(dir, r->id, s + 1);
+	}
+}
+
+/* The iterator's whole output at the first read: records are patched
+ * whole, whatever sizes the caller reads in.
+ */
+static int iter_fill(struct list_iter *it)
+{
+	size_t cap = 0;
+	ssize_t n;
+	char *tmp;
+
+	for (;;) {
+		if (cap - it->len < 16384) {
+			tmp = realloc(it->data, cap + 65536);
+			if (!tmp)
+				return -1;
+			it->data = tmp;
+			cap += 65536;
+		}
+		n = real_read(it->fd, it->data + it->len, cap - it->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		it->len += n;
+	}
+	it->read = 1;
+	account_fixtures(it);
+	return 0;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct list_iter *it = iter_of(fd);
+	size_t n;
+
+	if (!it)
+		return real_read(fd, buf, len);
+	if (!it->read && iter_fill(it))
+		return -1;
+	n = it->len - it->off < len ? it->len - it->off : len;
+	memcpy(buf, it->data + it->off, n);
+	it->off += n;
+	return n;
+}
+
+int close(int fd)
+{
+	struct list_iter *it = iter_of(fd);
+
+	if (it)
+		iter_forget(it);
+	return real_close(fd);
+}
+
 long syscall(long nr, ...)
 {
 	long a[6], ret;
@@ -147,5 +354,9 @@ long syscall(long nr, ...)
 	if (nr == __NR_bpf && a[0] == STREAM_READ_CMD && a[1] &&
 	    serve((struct read_attr *)a[1], &ret))
 		return ret;
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	ret = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (nr == __NR_bpf && a[0] == BPF_ITER_CREATE && ret >= 0 && getenv("BPFSTDERR_SHIM_DIR") &&
+	    is_list_progs(((union bpf_attr *)a[1])->iter_create.link_fd))
+		iter_track(ret);
+	return ret;
 }

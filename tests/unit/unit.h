@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int unit_passed, unit_failed;
+static int unit_passed, unit_failed, unit_skipped;
 
 #define CHECK(cond, ...) do {						\
 	if (cond) {							\
@@ -21,12 +21,23 @@ static int unit_passed, unit_failed;
 	}								\
 } while (0)
 
+/* A check this host cannot run, with the reason: tests/run.sh lists it. */
+#define SKIP(what, ...) do {						\
+	unit_skipped++;							\
+	printf("skip - %s: ", (what));					\
+	printf(__VA_ARGS__);						\
+	putchar('\n');							\
+} while (0)
+
 #define CHECK_STR(got, want) \
 	CHECK(!strcmp((got), (want)), "got \"%s\", want \"%s\"", (got), (want))
 
 static inline int unit_done(void)
 {
-	printf("%d passed, %d failed\n", unit_passed, unit_failed);
+	if (unit_skipped)
+		printf("%d passed, %d failed, %d skipped\n", unit_passed, unit_failed, unit_skipped);
+	else
+		printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed ? 1 : 0;
 }
 
