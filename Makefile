@@ -19,7 +19,8 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libzstd-dev libncurses-dev \
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
-	util-linux systemd prometheus python3-prometheus-client curl strace
+	util-linux systemd prometheus python3-prometheus-client curl strace \
+	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g
@@ -57,7 +58,7 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test tests-build bench fuzz fuzz-build install uninstall clean help
+.PHONY: all deps run check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -68,6 +69,7 @@ help:
 	@echo "make          build $(BUILD)/bpfstderr"
 	@echo "make run      deps + build + start bpfstderr top --demo"
 	@echo "make check    deps + build + whole test suite (needs root)"
+	@echo "make vmtest   build + kernel lab: tests/vm/guest/*.sh in Debian's kernels under qemu"
 	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make clean"
 
@@ -162,6 +164,11 @@ check: deps
 
 test: tests-build
 	tests/run.sh $(BUILD)
+
+# The kernel lab: Debian's 6.18 and 7.x kernels in qemu, where stream
+# writes work (tests/vm/lab.sh; kernels cached in BPFSTDERR_LAB_CACHE).
+vmtest: tests-build
+	tests/vm/lab.sh $(BUILD)
 
 # deps first, then a fresh make: flags come from pkg-config, which deps may
 # have just installed.
