@@ -52,6 +52,11 @@ BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 TEST_BPF   := $(wildcard tests/bpf/*.bpf.c)
 TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(TEST_BPF))
+# Objects that print to their streams are built twice (bpf/stream_printk.h):
+# the second build, X_v4_bpf, for kernels whose print kfunc takes 4 args.
+PRINTK_SRCS := $(shell grep -l '"stream_printk.h"' $(BPF_SRCS) $(TEST_BPF))
+PRINTK_SKELS := $(patsubst %.bpf.c,$(BUILD)/%.v4.skel.h,$(notdir $(PRINTK_SRCS)))
+SKELS      += $(PRINTK_SKELS)
 HELPERS    := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/helpers/*.c))
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
@@ -97,8 +102,19 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(BUILD)/bpf/%.v4.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
+
+$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
+
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/%.v4.skel.h: $(BUILD)/bpf/%.v4.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_v4_bpf > $@
 
 # Header dependencies come from the compiler (-MMD); the skeletons only
 # have to exist before the first compile.

@@ -27,6 +27,7 @@
 
 #include "health.h"
 #include "writer.skel.h"
+#include "writer.v4.skel.h"
 #include "names.skel.h"
 #include "faultsrc.h"
 #include "subprogs.skel.h"
@@ -51,12 +52,16 @@ static void print_prog(int fd)
 
 static int load_writer(void)
 {
-	writer = writer_bpf__open();
+	char cause[256];
+
+	writer = printk_skel_open(writer);
 	if (!writer)
 		return -errno;
-	writer->rodata->printk_kfunc = printk_kfunc_detect();
-	if (writer_bpf__load(writer))
+	if (writer_bpf__load(writer)) {
+		if (printk_externs_mismatch(writer->obj, cause, sizeof(cause)))
+			fprintf(stderr, "holdprog: writer: %s\n", cause);
 		return -errno;
+	}
 	print_prog(bpf_program__fd(writer->progs.writer));
 	return 0;
 }
