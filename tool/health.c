@@ -34,7 +34,9 @@ void printk_skel_pick(struct bpf_object_skeleton *s, const void *(*v4_bytes)(siz
 }
 
 /* What libbpf checks before load, said in words: an extern kfunc the
- * kernel has, with another number of arguments.
+ * kernel has, with another number of arguments. Once opened, libbpf has
+ * turned the externs' BTF linkage to global: an extern is a non-static
+ * function that is none of the object's programs.
  */
 bool printk_externs_mismatch(struct bpf_object *obj, char *cause, size_t len)
 {
@@ -45,16 +47,18 @@ bool printk_externs_mismatch(struct bpf_object *obj, char *cause, size_t len)
 
 	for (id = 1; btf && id < (int)btf__type_cnt(btf); id++) {
 		t = btf__type_by_id(btf, id);
-		if (!btf_is_func(t) || btf_vlen(t) != BTF_FUNC_EXTERN)
+		if (!btf_is_func(t) || btf_vlen(t) == BTF_FUNC_STATIC)
 			continue;
 		name = btf__name_by_offset(btf, t->name_off);
+		if (!name || bpf_object__find_program_by_name(obj, name))
+			continue;
 		proto = btf__type_by_id(btf, t->type);
 		n = proto && btf_is_func_proto(proto) ? btf_vlen(proto) : -1;
 		have = kbtf_func_arg_cnt(name);
 		if (have < 0 || have == n)
 			continue;
-		snprintf(cause, len, "its kfunc %s() takes %d arguments, this kernel's takes %d "
-			 "(a kernel this build does not know)", name, n, have);
+		snprintf(cause, len, "its kfunc %s() takes %d arguments, this kernel's takes %d, "
+			 "so libbpf refuses the whole object", name, n, have);
 		return true;
 	}
 	return false;

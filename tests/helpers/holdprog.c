@@ -10,6 +10,9 @@
  *                               LEN < 512: longer %s arguments are cut)
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
  *                               deadlock may_goto print; demo programs)
+ *   otherbuild               -> the writer build this kernel does NOT take
+ *                               (bpf/stream_printk.h), loaded: "loaded", or
+ *                               "refused ERRNO CAUSE" (printk_externs_mismatch)
  *   linfo                    -> the subprogs program as the kernel describes
  *                               it: "fn KSYM LEN" per function, "li ADDR LINE
  *                               FILE" per jited line entry, then "end"
@@ -26,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "health.h"
+#include "../../bpf/stream_ids.h"
 #include "writer.skel.h"
 #include "writer.v4.skel.h"
 #include "names.skel.h"
@@ -245,6 +249,37 @@ static void do_write(int stream, int count, int len)
 	printf("\n");
 }
 
+/* The build of the writer that printk_skel_open() would not pick: on a
+ * kernel whose print kfunc has the other shape, libbpf refuses it whole,
+ * and the cause must name the kfunc, not the verifier.
+ */
+static void do_otherbuild(void)
+{
+	struct bpf_object *obj;
+	const void *bytes;
+	char cause[256] = "";
+	size_t sz;
+	int err;
+
+	if (printk_kfunc_detect() == PRINTK_KFUNC_V4)
+		bytes = writer_bpf__elf_bytes(&sz);
+	else
+		bytes = writer_v4_bpf__elf_bytes(&sz);
+	obj = bpf_object__open_mem(bytes, sz, NULL);
+	if (!obj) {
+		printf("error open %d\n", -errno);
+		return;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		printk_externs_mismatch(obj, cause, sizeof(cause));
+		printf("refused %d %s\n", err, cause[0] ? cause : "-");
+	} else {
+		printf("loaded\n");
+	}
+	bpf_object__close(obj);
+}
+
 /* Quiet, so that a refused load does not break the line protocol. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -286,6 +321,8 @@ int main(int argc, char **argv)
 			do_write(stream, count, len);
 		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
 			do_fault(kind, count);
+		else if (!strncmp(line, "otherbuild", 10))
+			do_otherbuild();
 		else if (!strncmp(line, "linfo", 5))
 			do_linfo();
 		else if (!strncmp(line, "quit", 4))
