@@ -136,6 +136,8 @@ prune_debs() {
 main() {
 	local img bin mods v618 v7
 	mkdir -p "$CACHE" "$KERNELS" || die "cannot create $CACHE (BPFSTDERR_LAB_CACHE)"
+	# One fetch at a time per cache: apt's own locks are off (Debug::NoLocking).
+	exec 9>"$CACHE/lock" && flock 9 || die "cannot lock $CACHE/lock"
 	setup_apt
 	update_lists
 	img=$(newest 'linux-image-6\.18\.[0-9]+\+deb[0-9]+-amd64')

@@ -71,8 +71,14 @@ run_guest() {
 	total_skip=$((total_skip + k))
 }
 
-if ! command -v qemu-system-x86_64 >/dev/null; then
-	lab_skip "qemu-system-x86_64 not installed (make deps)"
+QEMU=${QEMU:-qemu-system-x86_64}
+export QEMU
+if ! command -v "$QEMU" >/dev/null; then
+	lab_skip "$QEMU not installed (make deps): no kernel booted"
+	finish
+fi
+if ! "$QEMU" --version >/dev/null 2>&1; then
+	lab_skip "$QEMU does not run ($("$QEMU" --version 2>&1 | head -n 1)): no kernel booted"
 	finish
 fi
 if [ ! -x "$BUILD/bpfstderr" ]; then
@@ -81,14 +87,18 @@ if [ ! -x "$BUILD/bpfstderr" ]; then
 fi
 
 t0=$(date +%s)
-kernels=$(bash tests/vm/fetch.sh)
+errs=$(mktemp "${TMPDIR:-/tmp}/bpfstderr-lab-fetch.XXXXXX") || exit 1
+trap 'rm -f "$errs"' EXIT
+kernels=$(bash tests/vm/fetch.sh 2>"$errs")
 rc=$?
+grep -v '^bpfstderr-lab: cannot reach' "$errs" | sed 's/^/    /'
 echo "== kernels fetched in $(($(date +%s) - t0))s"
 if [ -z "$kernels" ]; then
 	if [ "$rc" -eq 2 ]; then
-		lab_skip "the Debian archive cannot be reached: no kernel to boot"
+		lab_skip "no kernel to boot: $(grep -m1 '^bpfstderr-lab: cannot reach' "$errs" |
+			sed 's/^bpfstderr-lab: //')"
 	else
-		lab_skip "tests/vm/fetch.sh found no kernel (exit $rc)"
+		lab_skip "no kernel to boot: tests/vm/fetch.sh failed (exit $rc): $(tail -n 1 "$errs")"
 	fi
 	finish
 fi

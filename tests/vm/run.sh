@@ -35,7 +35,7 @@ command -v "$QEMU" >/dev/null || die "$QEMU not installed (apt-get install qemu-
 # modules, built once per kernel (again when init or busybox changes).
 # Modules are decompressed here: busybox's insmod may not read .ko.xz.
 initramfs() {
-	local out=$KDIR/initramfs.cpio stage m
+	local out=$KDIR/initramfs.cpio stage m tmp
 	if [ -s "$out" ] && [ "$out" -nt "$LAB/init" ] && [ "$out" -nt "$BUSYBOX" ]; then
 		echo "$out"
 		return 0
@@ -54,8 +54,10 @@ initramfs() {
 		*) cp "$m" "$stage/modules/" ;;
 		esac || { rm -rf "$stage"; die "cannot decompress $m"; }
 	done
-	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$out.tmp" &&
-		mv "$out.tmp" "$out" || { rm -rf "$stage" "$out.tmp"; die "cpio failed"; }
+	# A temporary name of its own: another lab may build the same image.
+	tmp=$(mktemp "$out.XXXXXX") || { rm -rf "$stage"; die "mktemp in $KDIR"; }
+	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$tmp" &&
+		mv "$tmp" "$out" || { rm -rf "$stage" "$tmp"; die "cpio failed"; }
 	rm -rf "$stage"
 	echo "$out"
 }
