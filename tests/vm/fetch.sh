@@ -8,10 +8,13 @@
 # the netfs, 9pnet, 9pnet_virtio, 9p and overlay modules.
 #
 # Usage: fetch.sh            fetch (once) and print "LABEL VERSION DIR" per kernel
+# BPFSTDERR_LAB_KERNELS: the lines to fetch (default "6.18 7"; "6.17" too
+# while the archive has it).
 # A second run downloads nothing: each kernel's directory is complete once
 # its "done" file exists, and the package lists are refreshed at most once
 # a day (BPFSTDERR_LAB_REFRESH=1 forces it).
-# Exit 0: kernels ready; 2: the archive cannot be reached (one line says so).
+# Exit 0: kernels ready; 2: the archive cannot be reached (one line says so);
+# 3: some line has no kernel (the others are printed); 1: other failures.
 set -u
 
 CACHE=${BPFSTDERR_LAB_CACHE:-/var/cache/bpfstderr-lab}
@@ -24,6 +27,7 @@ MIRROR=${BPFSTDERR_LAB_MIRROR:-http://deb.debian.org/debian}
 # the keyring; BPFSTDERR_LAB_KEYRING overrides it.
 KEYRING=${BPFSTDERR_LAB_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 MODULES="netfs 9pnet 9pnet_virtio 9p overlay"
+PKGNAMES=""
 
 die() { echo "bpfstderr-lab: $*" >&2; exit 1; }
 
@@ -72,9 +76,18 @@ update_lists() {
 	touch "$stamp"
 }
 
-# newest PATTERN: the newest package whose name matches the regex PATTERN.
+# newest PATTERN: the newest package whose name matches the regex PATTERN
+# and that the archive has a version of (pkgnames also lists names only
+# referred to).
 newest() {
-	apt-cache "${apt_opts[@]}" pkgnames 2>/dev/null | grep -E "^$1\$" | sort -V | tail -n 1
+	local p
+	grep -E "^$1\$" <<<"$PKGNAMES" | sort -rV |
+		while read -r p; do
+			if apt-cache "${apt_opts[@]}" show --no-all-versions "$p" >/dev/null 2>&1; then
+				echo "$p"
+				break
+			fi
+		done
 }
 
 # unpack DEB DIR: only the files the lab needs (the images are ~170 MB).
@@ -133,30 +146,57 @@ prune_debs() {
 	rm -f "$APT/cache/archives/"*.deb
 }
 
+# fetch_line LINE: the newest kernel of LINE (6.18: 6.18.x; 7: any 7.x),
+# as linux-binary + linux-modules where Debian splits them (7.x), else as
+# the one linux-image package (6.17, 6.18). Prints "LABEL VERSION DIR".
+fetch_line() {
+	local line=$1 re label pkg ver
+	re="${line//./\\.}"
+	case $line in
+	*.*) label=$line; re="$re\\.[0-9]+" ;;
+	*) label=$line.x; re="$re\\.[0-9]+\\.[0-9]+" ;;
+	esac
+	re="$re(\\+deb[0-9]+)?-amd64"
+	pkg=$(newest "linux-binary-$re")
+	if [ -n "$pkg" ]; then
+		ver=${pkg#linux-binary-}
+		extract "$label" "$ver" "$pkg" "linux-modules-$ver" && prune_line "$line" "$ver"
+		return
+	fi
+	pkg=$(newest "linux-image-$re")
+	if [ -z "$pkg" ]; then
+		echo "bpfstderr-lab: no $label amd64 kernel in the archive" >&2
+		return 3
+	fi
+	extract "$label" "${pkg#linux-image-}" "$pkg" && prune_line "$line" "${pkg#linux-image-}"
+}
+
+# prune_line LINE VERSION: older kernels of LINE go (other lines stay,
+# for runs that ask for them).
+prune_line() {
+	local d
+	for d in "$KERNELS/$1".*; do
+		[ -d "$d" ] && [ "$d" != "$KERNELS/$2" ] && rm -rf "$d"
+	done
+	return 0
+}
+
 main() {
-	local img bin mods v618 v7
+	local line rc=0 out
 	mkdir -p "$CACHE" "$KERNELS" || die "cannot create $CACHE (BPFSTDERR_LAB_CACHE)"
 	# One fetch at a time per cache: apt's own locks are off (Debug::NoLocking).
 	exec 9>"$CACHE/lock" && flock 9 || die "cannot lock $CACHE/lock"
 	setup_apt
 	update_lists
-	img=$(newest 'linux-image-6\.18\.[0-9]+\+deb[0-9]+-amd64')
-	v618=${img#linux-image-}
-	if [ -n "$img" ]; then
-		extract 6.18 "$v618" "$img" || exit 1
-	else
-		echo "bpfstderr-lab: no linux-image-6.18.*-amd64 in the archive" >&2
-	fi
-	bin=$(newest 'linux-binary-7\.[0-9]+\.[0-9]+\+deb[0-9]+-amd64')
-	v7=${bin#linux-binary-}
-	mods=linux-modules-$v7
-	if [ -n "$bin" ]; then
-		extract 7.x "$v7" "$bin" "$mods" || exit 1
-	else
-		echo "bpfstderr-lab: no linux-binary-7.*-amd64 in the archive" >&2
-	fi
+	# Once: every apt-cache run parses all three suites' lists (seconds).
+	PKGNAMES=$(apt-cache "${apt_opts[@]}" pkgnames 2>/dev/null)
+	for line in ${BPFSTDERR_LAB_KERNELS:-6.18 7}; do
+		out=$(fetch_line "$line") || rc=3
+		[ -n "$out" ] || continue
+		echo "$out"
+	done
 	prune_debs
-	[ -n "$img" ] || [ -n "$bin" ]
+	return "$rc"
 }
 
 main "$@"

@@ -49,10 +49,13 @@ check "top: demo_print's messages reach stdout and stderr ($msgs)" \
 
 # What a person reads in batch mode: each kind's abbreviation and count.
 timeout 120 "$BPFSTDERR" top --demo -b -n 3 -d 1 --no-journal > "$out/top.txt" 2>/dev/null
-for pk in demo_arena_read:AR demo_arena_write:AW demo_may_goto:MG demo_deadlock:DL; do
-	prog=${pk%%:*}
-	grep -q "$prog" "$out/top.txt" || continue
-	check "top -b: $prog shows ${pk#*:}:N" grep -qE " $prog .* ${pk#*:}:[1-9]" "$out/top.txt"
+for pk in demo_arena_read:AR:bpf_prog_report_arena_violation \
+	  demo_arena_write:AW:bpf_prog_report_arena_violation \
+	  demo_may_goto:MG:bpf_prog_report_may_goto_violation \
+	  demo_deadlock:DL:bpf_prog_report_rqspinlock_violation; do
+	IFS=: read -r prog abbrev func <<<"$pk"
+	reports "$func" || continue	# skipped above
+	check "top -b: $prog shows $abbrev:N" grep -qE " $prog .* $abbrev:[1-9]" "$out/top.txt"
 done
 check "top -b: the header says stream writes work" grep -q 'stream writes works' "$out/top.txt"
 finish
