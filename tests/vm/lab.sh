@@ -12,7 +12,7 @@
 # BPFSTDERR_LAB_TIMEOUT bounds one guest (default 900 s);
 # BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.18 7", see fetch.sh).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 BUILD=${1:-build}
 [ $# -gt 0 ] && shift
