@@ -19,7 +19,8 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libzstd-dev libncurses-dev \
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
-	util-linux systemd prometheus python3-prometheus-client curl strace
+	util-linux systemd prometheus python3-prometheus-client curl strace \
+	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g
@@ -51,13 +52,18 @@ BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 TEST_BPF   := $(wildcard tests/bpf/*.bpf.c)
 TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(TEST_BPF))
+# Objects that print to their streams are built twice (bpf/stream_printk.h):
+# the second build, X_v4_bpf, for kernels whose print kfunc takes 4 args.
+PRINTK_SRCS := $(shell grep -l '"stream_printk.h"' $(BPF_SRCS) $(TEST_BPF))
+PRINTK_SKELS := $(patsubst %.bpf.c,$(BUILD)/%.v4.skel.h,$(notdir $(PRINTK_SRCS)))
+SKELS      += $(PRINTK_SKELS)
 HELPERS    := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/helpers/*.c))
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test tests-build bench fuzz fuzz-build install uninstall clean help
+.PHONY: all deps run check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -68,6 +74,7 @@ help:
 	@echo "make          build $(BUILD)/bpfstderr"
 	@echo "make run      deps + build + start bpfstderr top --demo"
 	@echo "make check    deps + build + whole test suite (needs root)"
+	@echo "make vmtest   build + kernel lab: tests/vm/guest/*.sh in Debian's kernels under qemu"
 	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make clean"
 
@@ -95,8 +102,19 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(BUILD)/bpf/%.v4.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
+
+$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
+
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/%.v4.skel.h: $(BUILD)/bpf/%.v4.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_v4_bpf > $@
 
 # Header dependencies come from the compiler (-MMD); the skeletons only
 # have to exist before the first compile.
@@ -162,6 +180,11 @@ check: deps
 
 test: tests-build
 	tests/run.sh $(BUILD)
+
+# The kernel lab: Debian's 6.18 and 7.x kernels in qemu, where stream
+# writes work (tests/vm/lab.sh; kernels cached in BPFSTDERR_LAB_CACHE).
+vmtest: tests-build
+	tests/vm/lab.sh $(BUILD)
 
 # deps first, then a fresh make: flags come from pkg-config, which deps may
 # have just installed.

@@ -15,5 +15,6 @@ enum stream {
 #define PRINTK_KFUNC_NONE	0
 #define PRINTK_KFUNC_IMPL	1	/* 6.18+: bpf_stream_vprintk_impl */
 #define PRINTK_KFUNC_617	2	/* 6.17: bpf_stream_vprintk, 5 args */
+#define PRINTK_KFUNC_V4		3	/* 7.x: bpf_stream_vprintk, 4 args */
 
 #endif

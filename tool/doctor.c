@@ -44,6 +44,7 @@ struct doctor {
 	const char *journal_path;	/* NULL: --no-journal */
 	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
+	const char *caveat;	/* what is not known to work, or NULL */
 	int exit_code;
 };
 
@@ -142,6 +143,10 @@ static void judge(struct doctor *d)
 	} else if (!d->cap_sys_admin) {
 		d->problem = "CAP_SYS_ADMIN is missing: programs cannot be listed or read";
 		d->exit_code = EXIT_NOPERM;
+	} else if (d->health.verdict == WRITE_UNTESTED) {
+		/* Reading works; whether anything is written is unknown. */
+		d->caveat = "stream writes are untested (the probe program could not be loaded): "
+			    "whether programs' messages and fault reports reach their streams is unknown";
 	}
 }
 
@@ -347,7 +352,7 @@ static void print_plain(const struct doctor *d)
 	if (h->verdict != WRITE_UNTESTED && h->verdict != WRITE_UNSUPPORTED)
 		printf(" (%s returned %d)", printk_kfunc_name(h->printk_kfunc), h->write_ret);
 	else if (h->err)
-		printf(" (probe: %s)", strerror(-h->err));
+		printf(" (probe: %s%s%s)", strerror(-h->err), h->cause[0] ? ": " : "", h->cause);
 	printf("\n%-22s %s\n", "", stream_health__meaning(h));
 	print_list_mode_plain(d);
 	printf("%-22s %s\n", "kallsyms", d->kallsyms ? "readable" : "not readable (kptr_restrict?)");
@@ -361,6 +366,8 @@ static void print_plain(const struct doctor *d)
 	print_journal_plain(d);
 	if (d->problem)
 		printf("%-22s bpfstderr cannot work here: %s\n", "verdict", d->problem);
+	else if (d->caveat)
+		printf("%-22s bpfstderr can read streams here, but %s\n", "verdict", d->caveat);
 	else
 		printf("%-22s bpfstderr can work here\n", "verdict");
 }
@@ -390,6 +397,7 @@ static struct json_object *health_json(const struct stream_health *h)
 	else
 		json_add_int(o, "failed_write_charged", h->charged);
 	json_add_str(o, "meaning", stream_health__meaning(h));
+	json_add_str(o, "cause", h->cause[0] ? h->cause : NULL);
 	return o;
 }
 
@@ -501,6 +509,7 @@ static int print_json(const struct doctor *d)
 	json_object_object_add(o, "journal", journal_json(d));
 	json_add_bool(o, "usable", !d->problem);
 	json_add_str(o, "problem", d->problem);
+	json_add_str(o, "caveat", d->caveat);
 	err = json_print(o, stdout);
 	json_object_put(o);
 	return err;
@@ -520,7 +529,8 @@ int do_doctor(int argc, char **argv)
 		"likely cause. \"program list\": whether drainers walk every program only when "
 		"told of a change (perf's program events and a check of stream accounting) or "
 		"every cycle (BPFSTDERR_FULL_WALK=1 forces that).\v"
-		"Exit status: 0 bpfstderr can work here, 3 a capability is missing, "
+		"Exit status: 0 bpfstderr can read streams here (the verdict says when stream "
+		"writes could not be tested), 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",
 	};
 	struct doctor d = {};

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "demo.skel.h"
+#include "demo.v4.skel.h"
 #include "faultsrc.h"
 #include "health.h"
 #include "kbtf.h"
@@ -69,13 +70,17 @@ static void refuse(struct fault_refusal *why, int err, const char *step)
 }
 
 /* A program the verifier rejects fails with EACCES or EINVAL too: say so
- * before the capability story.
+ * before the capability story. An object whose kfunc extern this kernel
+ * does not match fails with EINVAL before any program reaches the
+ * verifier: that is the cause then, not the host.
  */
-static void refuse_load(struct fault_refusal *why, int err)
+static void refuse_load(struct fault_refusal *why, struct bpf_object *obj, int err)
 {
 	size_t off;
 
 	refuse(why, err, "loading its programs");
+	if (err == -EINVAL && printk_externs_mismatch(obj, why->cause, sizeof(why->cause)))
+		return;
 	if (err != -EACCES && err != -EINVAL)
 		return;
 	off = strlen(why->cause);
@@ -107,10 +112,9 @@ static int open_src(enum fault_src src, struct demo_bpf **out)
 	struct demo_bpf *skel;
 	struct bpf_program *p;
 
-	skel = demo_bpf__open();
+	skel = printk_skel_open(demo);
 	if (!skel)
 		return -errno;
-	skel->rodata->printk_kfunc = printk_kfunc_detect();
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, in_src(src, bpf_program__name(p)));
 	if (src == FAULT_SRC_ARENA)
@@ -142,7 +146,7 @@ int fault_progs__load(enum fault_src src, struct fault_progs **out, struct fault
 	}
 	err = demo_bpf__load(fp->skel);
 	if (err) {
-		refuse_load(why, err);
+		refuse_load(why, fp->skel->obj, err);
 		goto err_destroy;
 	}
 	*out = fp;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,15 +10,59 @@
 #include "progs.h"
 #include "stream.h"
 #include "stream_probe.skel.h"
+#include "stream_probe.v4.skel.h"
+#include <bpf/btf.h>
 #include "../bpf/stream_ids.h"
 
+/* 4 arguments first: 7.x still has bpf_stream_vprintk_impl in its BTF,
+ * but no longer as a kfunc.
+ */
 int printk_kfunc_detect(void)
 {
+	if (kbtf_func_arg_cnt("bpf_stream_vprintk") == 4)
+		return PRINTK_KFUNC_V4;
 	if (kbtf_has_func("bpf_stream_vprintk_impl"))
 		return PRINTK_KFUNC_IMPL;
 	if (kbtf_func_arg_cnt("bpf_stream_vprintk") == 5)
 		return PRINTK_KFUNC_617;
 	return PRINTK_KFUNC_NONE;
+}
+
+void printk_skel_pick(struct bpf_object_skeleton *s, const void *(*v4_bytes)(size_t *sz))
+{
+	if (printk_kfunc_detect() == PRINTK_KFUNC_V4)
+		s->data = (void *)v4_bytes(&s->data_sz);
+}
+
+/* What libbpf checks before load, said in words: an extern kfunc the
+ * kernel has, with another number of arguments. Once opened, libbpf has
+ * turned the externs' BTF linkage to global: an extern is a non-static
+ * function that is none of the object's programs.
+ */
+bool printk_externs_mismatch(struct bpf_object *obj, char *cause, size_t len)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t, *proto;
+	const char *name;
+	int id, n, have;
+
+	for (id = 1; btf && id < (int)btf__type_cnt(btf); id++) {
+		t = btf__type_by_id(btf, id);
+		if (!btf_is_func(t) || btf_vlen(t) == BTF_FUNC_STATIC)
+			continue;
+		name = btf__name_by_offset(btf, t->name_off);
+		if (!name || bpf_object__find_program_by_name(obj, name))
+			continue;
+		proto = btf__type_by_id(btf, t->type);
+		n = proto && btf_is_func_proto(proto) ? btf_vlen(proto) : -1;
+		have = kbtf_func_arg_cnt(name);
+		if (have < 0 || have == n)
+			continue;
+		snprintf(cause, len, "its kfunc %s() takes %d arguments, this kernel's takes %d, "
+			 "so libbpf refuses the whole object", name, n, have);
+		return true;
+	}
+	return false;
 }
 
 const char *printk_kfunc_name(int kfunc)
@@ -26,6 +71,7 @@ const char *printk_kfunc_name(int kfunc)
 	case PRINTK_KFUNC_IMPL:
 		return "bpf_stream_vprintk_impl";
 	case PRINTK_KFUNC_617:
+	case PRINTK_KFUNC_V4:
 		return "bpf_stream_vprintk";
 	default:
 		return "none";
@@ -82,17 +128,25 @@ int stream_health__probe(struct stream_health *h)
 	h->printk_kfunc = printk_kfunc_detect();
 	if (h->printk_kfunc == PRINTK_KFUNC_NONE) {
 		h->verdict = WRITE_UNSUPPORTED;
-		return 0;
+		if (!kbtf_has_func("bpf_stream_vprintk"))
+			return 0;
+		/* A print kfunc of a shape no build of ours declares. */
+		snprintf(h->cause, sizeof(h->cause), "this kernel's bpf_stream_vprintk() takes %d "
+			 "arguments, a form this build does not know", kbtf_func_arg_cnt("bpf_stream_vprintk"));
+		h->verdict = WRITE_UNTESTED;
+		h->err = -EOPNOTSUPP;
+		return h->err;
 	}
-	skel = stream_probe_bpf__open();
+	skel = printk_skel_open(stream_probe);
 	if (!skel) {
 		err = -errno;
 		goto out;
 	}
-	skel->rodata->printk_kfunc = h->printk_kfunc;
 	err = stream_probe_bpf__load(skel);
-	if (err)
+	if (err) {
+		printk_externs_mismatch(skel->obj, h->cause, sizeof(h->cause));
 		goto out_destroy;
+	}
 	fd = bpf_program__fd(skel->progs.stream_probe);
 	err = bpf_prog_test_run_opts(fd, &opts);
 	if (err) {

@@ -111,6 +111,19 @@ check "list, iterator refused: says the capability is held" \
 	grep -q 'refused although CAP_SYS_ADMIN is held' "$out/list.err"
 check "list, iterator refused: does not blame a missing capability" \
 	bash -c "! grep -q 'needs CAP_SYS_ADMIN' '$out/list.err'"
+# -- a host where the write probe cannot load: writes are untested, and
+# doctor must not say that bpfstderr can work here.
+refusing BPFSTDERR_REFUSE_PROG=stream_probe "$BPFSTDERR" doctor > "$out/w.txt"
+refusing BPFSTDERR_REFUSE_PROG=stream_probe "$BPFSTDERR" doctor --json > "$out/w.json"
+check "write probe refused: stream writes untested, with the errno" \
+	grep -qE '^stream writes +untested \(probe: Operation not permitted' "$out/w.txt"
+check "write probe refused: the verdict is not 'can work here'" \
+	bash -c "! grep -q 'can work here' '$out/w.txt'"
+check "write probe refused: the verdict says writes are untested" \
+	grep -qE '^verdict +bpfstderr can read streams here, but stream writes are untested' "$out/w.txt"
+check_eq "write probe refused: --json has the caveat, still usable" \
+	"$(jq -c '[.usable, .stream_writes.verdict, (.caveat | test("untested"))]' "$out/w.json")" \
+	'[true,"untested",true]'
 if command -v capsh > /dev/null; then
 	capsh --drop=cap_sys_admin -- -c "'$BPFSTDERR' list" > /dev/null 2> "$out/nocap.err"; rc=$?
 	check_eq "list without CAP_SYS_ADMIN: exit 3" "$rc" 3

@@ -12,6 +12,9 @@
  *                               deadlock may_goto print; demo programs)
  *   blip                     -> "blipped ID": a program loaded and unloaded, so
  *                               that readers walk the program list again
+ *   otherbuild               -> the writer build this kernel does NOT take
+ *                               (bpf/stream_printk.h), loaded: "loaded", or
+ *                               "refused ERRNO CAUSE" (printk_externs_mismatch)
  *   linfo                    -> the subprogs program as the kernel describes
  *                               it: "fn KSYM LEN" per function, "li ADDR LINE
  *                               FILE" per jited line entry, then "end"
@@ -28,7 +31,9 @@
 #include <bpf/libbpf.h>
 
 #include "health.h"
+#include "../../bpf/stream_ids.h"
 #include "writer.skel.h"
+#include "writer.v4.skel.h"
 #include "names.skel.h"
 #include "faultsrc.h"
 #include "subprogs.skel.h"
@@ -53,12 +58,16 @@ static void print_prog(int fd)
 
 static int load_writer(void)
 {
-	writer = writer_bpf__open();
+	char cause[256];
+
+	writer = printk_skel_open(writer);
 	if (!writer)
 		return -errno;
-	writer->rodata->printk_kfunc = printk_kfunc_detect();
-	if (writer_bpf__load(writer))
+	if (writer_bpf__load(writer)) {
+		if (printk_externs_mismatch(writer->obj, cause, sizeof(cause)))
+			fprintf(stderr, "holdprog: writer: %s\n", cause);
 		return -errno;
+	}
 	print_prog(bpf_program__fd(writer->progs.writer));
 	return 0;
 }
@@ -258,6 +267,37 @@ static void do_write(int stream, int count, int len)
 	printf("\n");
 }
 
+/* The build of the writer that printk_skel_open() would not pick: on a
+ * kernel whose print kfunc has the other shape, libbpf refuses it whole,
+ * and the cause must name the kfunc, not the verifier.
+ */
+static void do_otherbuild(void)
+{
+	struct bpf_object *obj;
+	const void *bytes;
+	char cause[256] = "";
+	size_t sz;
+	int err;
+
+	if (printk_kfunc_detect() == PRINTK_KFUNC_V4)
+		bytes = writer_bpf__elf_bytes(&sz);
+	else
+		bytes = writer_v4_bpf__elf_bytes(&sz);
+	obj = bpf_object__open_mem(bytes, sz, NULL);
+	if (!obj) {
+		printf("error open %d\n", -errno);
+		return;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		printk_externs_mismatch(obj, cause, sizeof(cause));
+		printf("refused %d %s\n", err, cause[0] ? cause : "-");
+	} else {
+		printf("loaded\n");
+	}
+	bpf_object__close(obj);
+}
+
 /* Quiet, so that a refused load does not break the line protocol. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -301,6 +341,8 @@ int main(int argc, char **argv)
 			do_fault(kind, count);
 		else if (!strncmp(line, "blip", 4))
 			do_blip();
+		else if (!strncmp(line, "otherbuild", 10))
+			do_otherbuild();
 		else if (!strncmp(line, "linfo", 5))
 			do_linfo();
 		else if (!strncmp(line, "quit", 4))

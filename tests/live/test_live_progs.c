@@ -25,16 +25,16 @@
 #include "progs.h"
 #include "stream.h"
 #include "writer.skel.h"
+#include "writer.v4.skel.h"
 #include "../unit/unit.h"
 #include "../../bpf/stream_ids.h"
 
 static struct writer_bpf *load_writer(void)
 {
-	struct writer_bpf *w = writer_bpf__open();
+	struct writer_bpf *w = printk_skel_open(writer);
 
 	if (!w)
 		return NULL;
-	w->rodata->printk_kfunc = printk_kfunc_detect();
 	if (writer_bpf__load(w)) {
 		writer_bpf__destroy(w);
 		return NULL;

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The kernel lab (make vmtest): every guest test tests/vm/guest/*.sh, once
+# per Debian kernel that fetch.sh chose, each in a fresh qemu guest against
+# the tree already built in BUILD (default build). Prints
+# "LABEL N passed, N failed" per test and kernel and closes with
+# "N passed, N failed, N skipped", like tests/run.sh. When qemu cannot run
+# or the archive cannot be reached, one "skip - ..." line says why and
+# counts a skip: never a silent pass.
+#
+# Usage: lab.sh [BUILD] [TEST...]   (TEST: a name in tests/vm/guest/)
+# BPFSTDERR_LAB_TIMEOUT bounds one guest (default 900 s);
+# BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.18 7", see fetch.sh).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+BUILD=${1:-build}
+[ $# -gt 0 ] && shift
+TIMEOUT=${BPFSTDERR_LAB_TIMEOUT:-900}
+total_pass=0
+total_fail=0
+total_skip=0
+skips=""
+
+lab_skip() {
+	echo "skip - lab: $*"
+	skips+="    lab: $*"$'\n'
+	total_skip=$((total_skip + 1))
+}
+
+finish() {
+	if [ -n "$skips" ]; then
+		echo "== skipped, with the reasons"
+		printf '%s' "$skips"
+	fi
+	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+	[ "$total_fail" -eq 0 ]
+	exit
+}
+
+# run_guest LABEL KDIR TEST: one guest test in one fresh guest; its
+# checks count as they say (ok / not ok / skip), a guest that hung or
+# died counts one failure.
+run_guest() {
+	local label=$1 kdir=$2 test=$3 out rc last p f k=0 t0 secs f_skip
+	t0=$(date +%s)
+	out=$(bash tests/vm/run.sh -t "$TIMEOUT" "$kdir" \
+		"BPFSTDERR=$BUILD/bpfstderr HELPERS=$BUILD/tests bash $test" 2>&1)
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$out" | tail -n 1)
+	if [ -z "$last" ]; then
+		p=0; f=1
+		printf '%s\n' "$out" | tail -n 25 | sed 's/^/    /'
+		if [ "$rc" -eq 124 ]; then
+			echo "not ok - $label: guest hung, killed after ${TIMEOUT}s"
+		else
+			echo "not ok - $label: no summary (guest exit $rc)"
+		fi
+	else
+		p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")
+		if [ "$k" -gt 0 ]; then
+			skips+=$(grep -E '^skip - ' <<<"$out" | sed "s|^skip - |    $label: |")$'\n'
+		fi
+		grep -E '^(not ok|FAIL|# )' <<<"$out" | sed 's/^/    /'
+		[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && { f=1; echo "not ok - $label: exit $rc"; }
+	fi
+	[ "$k" -gt 0 ] && f_skip=", $k skipped" || f_skip=""
+	printf '%-44s %4d passed, %d failed%s (%ds)\n' "$label" "$p" "$f" "$f_skip" "$secs"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + k))
+}
+
+QEMU=${QEMU:-qemu-system-x86_64}
+export QEMU
+if ! command -v "$QEMU" >/dev/null; then
+	lab_skip "$QEMU not installed (make deps): no kernel booted"
+	finish
+fi
+if ! "$QEMU" --version >/dev/null 2>&1; then
+	lab_skip "$QEMU does not run ($("$QEMU" --version 2>&1 | head -n 1)): no kernel booted"
+	finish
+fi
+if [ ! -x "$BUILD/bpfstderr" ]; then
+	lab_skip "$BUILD/bpfstderr not built (make tests-build)"
+	finish
+fi
+
+t0=$(date +%s)
+errs=$(mktemp "${TMPDIR:-/tmp}/bpfstderr-lab-fetch.XXXXXX") || exit 1
+trap 'rm -f "$errs"' EXIT
+kernels=$(bash tests/vm/fetch.sh 2>"$errs")
+rc=$?
+grep -v '^bpfstderr-lab: cannot reach' "$errs" | sed 's/^/    /'
+echo "== kernels fetched in $(($(date +%s) - t0))s"
+if [ -z "$kernels" ]; then
+	if [ "$rc" -eq 2 ]; then
+		lab_skip "no kernel to boot: $(grep -m1 '^bpfstderr-lab: cannot reach' "$errs" |
+			sed 's/^bpfstderr-lab: //')"
+	else
+		lab_skip "no kernel to boot: tests/vm/fetch.sh failed (exit $rc): $(tail -n 1 "$errs")"
+	fi
+	finish
+fi
+# Some line has no kernel in the archive: the others run, this one shows.
+while read -r line; do
+	lab_skip "${line#bpfstderr-lab: }"
+done < <(grep '^bpfstderr-lab: no .* kernel in the archive' "$errs")
+[ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && lab_skip "tests/vm/fetch.sh failed (exit $rc): $(tail -n 1 "$errs")"
+
+tests=()
+if [ $# -gt 0 ]; then
+	for t in "$@"; do tests+=("tests/vm/guest/${t%.sh}.sh"); done
+else
+	tests=(tests/vm/guest/*.sh)
+fi
+while read -r klabel kver kdir; do
+	echo "== kernel $klabel: $kver"
+	for t in "${tests[@]}"; do
+		run_guest "lab $kver: $(basename "$t" .sh)" "$kdir" "$t"
+	done
+done <<<"$kernels"
+finish

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot one of the lab's kernels in qemu and run a shell command inside, in a
+# chroot on a read-only view of this host's / (a tmpfs overlay on top).
+#
+# Usage: run.sh [-t SECONDS] KERNEL_DIR COMMAND...
+#   KERNEL_DIR  a directory fetch.sh made (vmlinuz, modules/)
+#   COMMAND     run by bash inside the guest, in the current directory
+# Prints the guest command's output and exits with its exit code; 124 when
+# the guest did not finish within SECONDS (default 600: qemu is killed),
+# 125 when it stopped without a result (console log shown).
+set -u
+
+LAB=$(cd "$(dirname "$0")" && pwd)
+TIMEOUT=600
+if [ "${1:-}" = -t ]; then
+	TIMEOUT=$2
+	shift 2
+fi
+if [ $# -lt 2 ]; then
+	echo "usage: run.sh [-t SECONDS] KERNEL_DIR COMMAND..." >&2
+	exit 2
+fi
+KDIR=$1
+shift
+QEMU=${QEMU:-qemu-system-x86_64}
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+
+die() { echo "bpfstderr-lab: $*" >&2; exit 125; }
+
+[ -r "$KDIR/vmlinuz" ] || die "$KDIR/vmlinuz missing: run tests/vm/fetch.sh"
+command -v "$QEMU" >/dev/null || die "$QEMU not installed (apt-get install qemu-system-x86)"
+
+# initramfs KDIR: busybox-static, /init and the kernel's own 9p and overlay
+# modules, built once per kernel (again when init or busybox changes).
+# Modules are decompressed here: busybox's insmod may not read .ko.xz.
+initramfs() {
+	local out=$KDIR/initramfs.cpio stage m tmp
+	if [ -s "$out" ] && [ "$out" -nt "$LAB/init" ] && [ "$out" -nt "$BUSYBOX" ]; then
+		echo "$out"
+		return 0
+	fi
+	file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+		ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+		die "$BUSYBOX is not static (apt-get install busybox-static)"
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/bpfstderr-lab-initrd.XXXXXX") || die mktemp
+	mkdir -p "$stage/bin" "$stage/modules" "$stage/dev" &&
+		cp "$BUSYBOX" "$stage/bin/busybox" &&
+		install -m 0755 "$LAB/init" "$stage/init" &&
+		mknod "$stage/dev/console" c 5 1 || { rm -rf "$stage"; die "cannot stage the initramfs"; }
+	for m in "$KDIR"/modules/*.ko*; do
+		case $m in
+		*.xz) xz -dc "$m" >"$stage/modules/$(basename "$m" .xz)" ;;
+		*) cp "$m" "$stage/modules/" ;;
+		esac || { rm -rf "$stage"; die "cannot decompress $m"; }
+	done
+	# A temporary name of its own: another lab may build the same image.
+	tmp=$(mktemp "$out.XXXXXX") || { rm -rf "$stage"; die "mktemp in $KDIR"; }
+	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$tmp" &&
+		mv "$tmp" "$out" || { rm -rf "$stage" "$tmp"; die "cpio failed"; }
+	rm -rf "$stage"
+	echo "$out"
+}
+
+# KVM when this host lets us use it, TCG (every CPU feature, 2 threads)
+# otherwise: several times slower, but it runs anywhere.
+accel() {
+	if [ -w /dev/kvm ] && [ -z "${BPFSTDERR_LAB_TCG:-}" ]; then
+		echo "-accel kvm -cpu host"
+	else
+		echo "-accel tcg,thread=multi -cpu max"
+	fi
+}
+
+RES=""
+QPID=""
+cleanup() {
+	[ -n "$QPID" ] && kill -KILL "$QPID" 2>/dev/null && wait "$QPID" 2>/dev/null
+	[ -n "$RES" ] && rm -rf "$RES"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+INITRD=$(initramfs) || exit 125
+RES=$(mktemp -d "${TMPDIR:-/tmp}/bpfstderr-lab-res.XXXXXX") || die mktemp
+# The command runs where the caller is: the guest sees the same paths.
+{
+	printf 'cd %q || exit 125\n' "$PWD"
+	printf '%s\n' "$*"
+} >"$RES/cmd.sh"
+
+# shellcheck disable=SC2046
+"$QEMU" -machine q35 $(accel) -smp 2 -m 3G -nographic -no-reboot -nic none \
+	-kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
+	-append "console=ttyS0 panic=-1 rdinit=/init quiet loglevel=4 ${BPFSTDERR_LAB_APPEND:-}" \
+	-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$RES,mount_tag=results,security_model=none" \
+	</dev/null >"$RES/console" 2>&1 &
+QPID=$!
+
+# Wait for qemu, never longer than TIMEOUT.
+waited=0
+while kill -0 "$QPID" 2>/dev/null; do
+	if [ "$waited" -ge "$TIMEOUT" ]; then
+		kill -KILL "$QPID" 2>/dev/null
+		wait "$QPID" 2>/dev/null
+		QPID=""
+		[ -f "$RES/out" ] && cat "$RES/out"
+		echo "bpfstderr-lab: guest ($(basename "$KDIR")) hung: killed after ${TIMEOUT}s;" \
+			"console's last lines:" >&2
+		tail -n 15 "$RES/console" | sed 's/^/    /' >&2
+		exit 124
+	fi
+	sleep 1
+	waited=$((waited + 1))
+done
+wait "$QPID" 2>/dev/null
+QPID=""
+
+[ -f "$RES/out" ] && cat "$RES/out"
+if [ ! -s "$RES/rc" ]; then
+	echo "bpfstderr-lab: guest ($(basename "$KDIR")) stopped without a result;" \
+		"console's last lines:" >&2
+	tail -n 25 "$RES/console" | sed 's/^/    /' >&2
+	exit 125
+fi
+[ -n "${BPFSTDERR_LAB_CONSOLE:-}" ] && cat "$RES/console" >&2
+exit "$(cat "$RES/rc")"
