@@ -220,6 +220,14 @@ done
 : > "$ROOT/var/lib/bpfstderr/journal.db"
 mkdir -p "$ROOT/var/cache/bpfstderr" && : > "$ROOT/var/cache/bpfstderr/0.ksym"
 in_root dpkg -L bpfstderr > "$WORK/owned"
+# remove keeps state (the journal), purge removes it.
+if in_root apt-get remove -y -q bpfstderr > "$WORK/remove.log" 2>&1 </dev/null &&
+	[ ! -e "$ROOT/usr/sbin/bpfstderr" ] && [ -f "$ROOT/var/lib/bpfstderr/journal.db" ]; then
+	pass "apt-get remove bpfstderr: the binary gone, the journal kept"
+else
+	tail -n 20 "$WORK/remove.log" | sed 's/^/# /'
+	fail "apt-get remove bpfstderr" "binary still there or journal gone"
+fi
 if in_root apt-get purge -y -q bpfstderr > "$WORK/purge.log" 2>&1 </dev/null; then
 	pass "apt-get purge bpfstderr"
 else
