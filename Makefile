@@ -22,7 +22,7 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
 	util-linux systemd prometheus python3-prometheus-client curl strace \
-	dpkg-dev debhelper fakeroot lintian debootstrap
+	dpkg-dev debhelper fakeroot lintian debootstrap piuparts
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g

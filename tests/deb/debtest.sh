@@ -10,7 +10,7 @@
 # (default /var/cache/bpfstderr-debtest; rebuilt when older than
 # DEBTEST_MAX_AGE days, default 30), so only the first run is slow.
 # Prints "ok - ..." / "not ok - ..." / "skip - ..." per check and ends with
-# "N passed, N failed, N skipped".
+# "N passed, N failed, N skipped". Then piuparts, when installed.
 set -u
 
 DIR=${1:-build-deb}
@@ -277,6 +277,27 @@ else
 	head -n 40 "$WORK/leftovers" | sed 's/^/# /'
 	[ "$(wc -l < "$WORK/leftovers")" -le 40 ] || echo "# ... $(wc -l < "$WORK/leftovers") lines"
 	fail "the root's files are those before the install" "see the difference above"
+fi
+
+# piuparts: Debian's own install/purge test, in a root of its own (its
+# base tarball is kept in the cache too).
+PIU_BASE=$CACHE/piuparts-$SUITE.tgz
+if ! command -v piuparts > /dev/null; then
+	skip "piuparts" "not installed (make deps installs it)"
+else
+	if [ -f "$PIU_BASE" ] && [ -z "$(find "$PIU_BASE" -mtime +"$MAX_AGE")" ]; then
+		base=(-b "$PIU_BASE")
+	else
+		rm -f "$PIU_BASE"
+		base=(-s "$PIU_BASE")
+	fi
+	if timeout 900 piuparts -d "$SUITE" -m "$MIRROR" "${base[@]}" "$DEB" \
+		> "$WORK/piuparts.log" 2>&1; then
+		pass "piuparts: $(grep -o 'PASS: .*' "$WORK/piuparts.log" | tail -n 1)"
+	else
+		grep -E 'FAIL|ERROR' "$WORK/piuparts.log" | head -n 20 | sed 's/^/# /'
+		fail "piuparts" "see above"
+	fi
 fi
 
 finish
