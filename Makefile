@@ -4,6 +4,8 @@
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD      ?= build
+# The systemd unit's directory; Debian 12's package puts it in /lib.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # make's own default CC is cc: only a CC given by the user replaces gcc.
 ifeq ($(origin CC),default)
 CC         := gcc
@@ -20,7 +22,8 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
 	util-linux systemd prometheus python3-prometheus-client curl strace \
-	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
+	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring \
+	dpkg-dev debhelper fakeroot lintian debootstrap piuparts
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g
@@ -63,7 +66,8 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help
+.PHONY: all deps run check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help \
+	deb debtest
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -76,6 +80,8 @@ help:
 	@echo "make check    deps + build + whole test suite (needs root)"
 	@echo "make vmtest   build + kernel lab: tests/vm/guest/*.sh in Debian's kernels under qemu"
 	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
+	@echo "make deb      build the Debian package into $(DEB_BUILD)/, check it with lintian"
+	@echo "make debtest  install, use and purge that package in a debootstrap'd Debian 12 (root)"
 	@echo "make clean"
 
 deps:
@@ -197,10 +203,10 @@ install: all
 	install -D -m 0644 man/bpfstderr.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8
 	install -D -m 0644 contrib/bpfstderr.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|/usr/local/sbin/bpfstderr|$(PREFIX)/sbin/bpfstderr|' contrib/bpfstderr-record.service \
-		> $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/bpfstderr-record.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/bpfstderr-record.service
 	install -D -m 0644 contrib/prometheus/bpfstderr-rules.yml \
 		$(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml
 	install -D -m 0644 contrib/grafana/bpfstderr-dashboard.json \
@@ -210,13 +216,37 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/bpfstderr \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8 \
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr \
-	      $(DESTDIR)$(PREFIX)/lib/systemd/system/bpfstderr-record.service \
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/bpfstderr-record.service \
 	      $(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml \
 	      $(DESTDIR)$(PREFIX)/share/bpfstderr/grafana/bpfstderr-dashboard.json
 	-rmdir $(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus $(DESTDIR)$(PREFIX)/share/bpfstderr/grafana \
 	       $(DESTDIR)$(PREFIX)/share/bpfstderr 2>/dev/null
 
+# The Debian package (debian/), built from a copy of the checkout's files
+# (tracked and untracked, not ignored) in $(DEB_BUILD)/, since
+# dpkg-buildpackage writes its results to the parent directory; lintian
+# must report no error and no warning. The build needs the BTF of a
+# kernel: see debian/rules.
+DEB_BUILD  ?= build-deb
+DEB_JOBS   ?= 2
+deb:
+	rm -rf $(DEB_BUILD)
+	mkdir -p $(DEB_BUILD)/bpfstderr-$(VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		tar --null -T - -cf - | tar -C $(DEB_BUILD)/bpfstderr-$(VERSION) -xf -
+	cd $(DEB_BUILD)/bpfstderr-$(VERSION) && dpkg-buildpackage -us -uc -b -j$(DEB_JOBS)
+	rm -rf $(DEB_BUILD)/bpfstderr-$(VERSION)
+	lintian --fail-on error,warning $(DEB_BUILD)/bpfstderr_*.changes
+	@ls $(DEB_BUILD)/*.deb
+
+# Slow the first time (debootstrap; the base root is cached in
+# DEBTEST_CACHE); not part of make check.
+DEBTEST_CACHE ?= /var/cache/bpfstderr-debtest
+debtest:
+	DEBTEST_CACHE=$(DEBTEST_CACHE) tests/deb/debtest.sh $(DEB_BUILD)
+
 clean:
-	rm -rf build build-san $(FUZZ_BUILD)
+	rm -rf build build-san $(FUZZ_BUILD) $(DEB_BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
