@@ -378,7 +378,7 @@ static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *i
 	print_site(out, &loc->sites[0]);
 	if (loc->src_text) {
 		fputs("  ", out);
-		put(out, loc->src_text);
+		fput_source(out, loc->src_text, strlen(loc->src_text));
 	}
 	fputc('\n', out);
 	for (i = 0; i + 1 < loc->site_cnt; i++) {
@@ -427,7 +427,7 @@ void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, cons
 		}
 		if (fr->src_text) {
 			fputs("  ", out);
-			put(out, fr->src_text);
+			fput_source(out, fr->src_text, strlen(fr->src_text));
 		}
 		fputc('\n', out);
 	}

@@ -132,4 +132,15 @@ check_eq "a line of 300000 bytes: 5 messages of at most 64 KiB" \
 check_eq "reports across reads: the same groups as the fixtures alone" \
 	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/straddle.json")" \
 	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/alone.json")"
+# Source lines: the kernel prints the line info's text after two spaces,
+# tabs and all ("  %s @ %s:%d"). Text shows it trimmed with its tabs
+# expanded, never a literal \t; JSON keeps the tab.
+printf '%s\n\n' "$first" | sed -e $'s|^  val = .*@ demo.bpf.c:41$|  \tval = *ptr;\t/* load */ @ demo.bpf.c:41|' > "$out/tab.txt"
+"$BPFSTDERR" report "$out/tab.txt" > "$out/tab.out" 2> /dev/null
+check "source line with tabs: shown as the kernel shows it" \
+	grep -qF 'demo.bpf.c:41  val = *ptr;     /* load */' "$out/tab.out"
+check_eq "source line with tabs: no literal \\t in text" "$(grep -c '\\t' "$out/tab.out")" 0
+check_eq "source line with tabs: JSON keeps the tab" \
+	"$("$BPFSTDERR" report --json "$out/tab.txt" 2> /dev/null | jq -r '.programs[].groups[].example.frames[] | select(.kind == "bpf") | .source')" \
+	$'val = *ptr;\t/* load */'
 finish
