@@ -3,15 +3,18 @@
  *
  * A group's signature is the fault kind, the lock function for lock
  * faults, and the stretch of the call trace from the innermost to the
- * outermost BPF frame: BPF frames by tag, function and source line (the
- * jited offset when there is no line info), kernel frames within that
- * stretch (kfuncs, helpers, callbacks) by name without offset. Frames of
- * the reporting machinery above the innermost BPF frame (stack dump,
- * report helpers, exception handling) and everything below the outermost
- * BPF frame (test run, syscall or attach point) are left out, so one fault
- * from different CPUs, tasks and callers is one group, and the same kind
- * at another source line is another. A report without BPF frames uses its
- * kernel frames by name.
+ * outermost BPF frame that called it: BPF frames by tag, function and
+ * source line (the jited offset when there is no line info), kernel frames
+ * within that stretch (kfuncs, helpers, callbacks) by name without offset.
+ * Frames of the reporting machinery above the innermost BPF frame (stack
+ * dump, report helpers, exception handling) and everything below the
+ * outermost BPF frame (test run, syscall or attach point) are left out,
+ * and so is everything from an interrupt or exception entry (asm_*, arm64
+ * el1h_64_*) on: what an interrupt interrupted (a timer callback's
+ * interrupt landing in kernel code or in another BPF frame) is not the
+ * place. So one fault from different CPUs, tasks, callers and interrupted
+ * code is one group, and the same kind at another source line is another.
+ * A report without BPF frames uses its kernel frames by name.
  */
 #ifndef BPFSTDERR_GROUP_H
 #define BPFSTDERR_GROUP_H

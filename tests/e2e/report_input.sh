@@ -143,4 +143,12 @@ check_eq "source line with tabs: no literal \\t in text" "$(grep -c '\\t' "$out/
 check_eq "source line with tabs: JSON keeps the tab" \
 	"$("$BPFSTDERR" report --json "$out/tab.txt" 2> /dev/null | jq -r '.programs[].groups[].example.frames[] | select(.kind == "bpf") | .source')" \
 	$'val = *ptr;\t/* load */'
+# A bpf_timer callback's fault, once on an idle CPU and once interrupting
+# the same program: the same place, one group keyed on the callback alone.
+tmr=tests/fixtures/timer-interrupt.txt
+"$BPFSTDERR" report --json "$tmr" > "$out/tmr.json" 2> /dev/null
+check_eq "timer callback, interrupted code differs: 2 faults, 1 group" \
+	"$(jq -c '[.summary.faults, .summary.groups]' "$out/tmr.json")" "[2,1]"
+check_eq "timer callback: the group's place is the callback" \
+	"$(jq -r '.programs[0].groups[0].signature' "$out/tmr.json")" "arena_write: 3c4d5e6f70819293:timer_cb@st.bpf.c:90"
 finish
