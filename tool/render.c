@@ -392,16 +392,32 @@ static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *i
 	}
 }
 
+/* Where a cut at max frames from first may start: never before the
+ * outermost BPF frame's end, so that only the tail (test run, syscall,
+ * attach point) is cut. f->frame_cnt: nothing cut.
+ */
+static int frames_end(const struct fault *f, int first, int max)
+{
+	int end = first + max, i;
+
+	if (!max || end >= f->frame_cnt)
+		return f->frame_cnt;
+	for (i = f->frame_cnt - 1; i >= end; i--)
+		if (f->frames[i].is_bpf)
+			return i + 1;
+	return end;
+}
+
 void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
 		  int first, int max)
 {
+	int end = frames_end(f, first, max), i;
 	const struct frame *fr;
 	struct sym_loc loc;
-	int i;
 
 	if (first)
 		fprintf(out, "%s(%d frames of the report machinery)\n", indent, first);
-	for (i = first; i < f->frame_cnt && (!max || i < first + max); i++) {
+	for (i = first; i < end; i++) {
 		fr = &f->frames[i];
 		fputs(indent, out);
 		if (!fr->sym) {
@@ -431,6 +447,6 @@ void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, cons
 		}
 		fputc('\n', out);
 	}
-	if (max && f->frame_cnt > first + max)
-		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - first - max);
+	if (end < f->frame_cnt)
+		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - end);
 }

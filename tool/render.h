@@ -65,7 +65,10 @@ void print_group_summary(FILE *out, const struct fault *f, const struct addr_set
  * group has no addresses (not an arena fault).
  */
 struct json_object *addr_set_json(const struct addr_set *a);
-/* The frames from index first, one per line, indented. max: 0 for all. */
+/* The frames from index first, one per line, indented. max: 0 for all,
+ * else about max frames: a BPF frame is never cut, only the frames past
+ * the outermost one (test run, syscall, attach point), as "... N more".
+ */
 void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
 		  int first, int max);
 /* Where the interesting part of a trace starts: the frame that called into

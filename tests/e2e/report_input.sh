@@ -151,4 +151,15 @@ check_eq "timer callback, interrupted code differs: 2 faults, 1 group" \
 	"$(jq -c '[.summary.faults, .summary.groups]' "$out/tmr.json")" "[2,1]"
 check_eq "timer callback: the group's place is the callback" \
 	"$(jq -r '.programs[0].groups[0].signature' "$out/tmr.json")" "arena_write: 3c4d5e6f70819293:timer_cb@st.bpf.c:90"
+# The text report's example stack is about 8 frames, but never cuts a BPF
+# frame: the second report's caller (start_timer) comes 12 frames below
+# the machinery; only the syscall tail after it is cut.
+awk 'BEGIN { RS = ""; ORS = "\n\n" } NR == 2' "$tmr" > "$out/tmr2.txt"
+"$BPFSTDERR" report "$out/tmr2.txt" > "$out/tmr2.out" 2> /dev/null
+check_eq "example stack: every BPF frame shown" \
+	"$(grep -c 'bpf_prog_3c4d5e6f70819293_' "$out/tmr2.out")" \
+	"$(grep -c '^bpf_prog_3c4d5e6f70819293_' "$out/tmr2.txt")"
+check_eq "example stack: the tail after the outermost BPF frame cut" \
+	"$(grep -A1 'start_timer+0x64' "$out/tmr2.out" | tail -n 1 | tr -s ' ')" \
+	" ... $(awk '/start_timer\+0x64/ { on = 1; next } on && /^[a-z_]/ { n++ } END { print n }' "$out/tmr2.txt") more"
 finish
