@@ -34,6 +34,7 @@ static struct report_env {
 	const char *vmlinux;
 	long long since_ns, until_ns;
 	bool has_since, has_until;
+	enum stream input_stream;	/* --stream; 0: from the file name */
 } env;
 
 struct report {
@@ -51,11 +52,14 @@ struct report {
 enum {
 	OPT_SINCE = 0x100,
 	OPT_UNTIL,
+	OPT_STREAM,
 };
 
 static const struct argp_option opts[] = {
 	{ "prog", 'p', "ID", 0, "Only program ID (repeatable; also unloaded ones in the journal)", 0 },
 	{ "input", 'i', "FILE", 0, "Read a saved dump instead of draining (repeatable; - for stdin)", 0 },
+	{ "stream", OPT_STREAM, "STREAM", 0, "The stream the dumps are: stdout or stderr (default: stdout "
+	  "for a file whose name has \"stdout\" in it, else stderr)", 0 },
 	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
 	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames (offline: trusted as given)", 0 },
 	{ "since", OPT_SINCE, "TIME", 0, "Only events drained at or after TIME: \"2026-12-03 05:00[:SS]\", @EPOCH, or an age (90s, 15m, 2h, 7d)", 0 },
@@ -122,6 +126,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_UNTIL:
 		parse_window_arg(state, key, arg);
 		break;
+	case OPT_STREAM:
+		if (stream_from_name(arg, &env.input_stream))
+			argp_error(state, "invalid stream '%s' (stdout or stderr)", arg);
+		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
 		add_input(state, arg);
@@ -129,6 +137,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.input_cnt && env.id_cnt)
 			argp_error(state, "-p selects live programs; it does not go with --input");
+		if (env.input_stream && !env.input_cnt)
+			argp_error(state, "--stream says which stream a dump is; it goes with --input");
 		if (env.input_cnt && (env.has_since || env.has_until))
 			argp_error(state, "--since and --until read the journal; they do not go with --input");
 		check_window(state);
@@ -210,6 +220,18 @@ static int input_event(const struct event *ev, void *ctx)
 	return add_event(r, r->input_prog, ev, &r->input_ts);
 }
 
+/* --stream, else the file name's hint: "stdout" in its last component
+ * (a "bpftool prog tracelog stdout" capture saved as prog-stdout.txt).
+ */
+static enum stream input_stream(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	if (env.input_stream)
+		return env.input_stream;
+	return strstr(base ? base + 1 : path, "stdout") ? STREAM_STDOUT : STREAM_STDERR;
+}
+
 static int read_input(struct report *r, const char *path)
 {
 	bool is_stdin = !strcmp(path, "-");
@@ -228,7 +250,7 @@ static int read_input(struct report *r, const char *path)
 	r->input_prog = grouper__prog(r->g, 0, "", path);
 	if (r->input_prog)
 		r->input_prog->input = path;
-	ra = r->input_prog ? reasm__new(STREAM_STDERR, input_event, r) : NULL;
+	ra = r->input_prog ? reasm__new(input_stream(path), input_event, r) : NULL;
 	if (!ra) {
 		err = -ENOMEM;
 		goto out;

@@ -162,4 +162,22 @@ check_eq "example stack: every BPF frame shown" \
 check_eq "example stack: the tail after the outermost BPF frame cut" \
 	"$(grep -A1 'start_timer+0x64' "$out/tmr2.out" | tail -n 1 | tr -s ' ')" \
 	" ... $(awk '/start_timer\+0x64/ { on = 1; next } on && /^[a-z_]/ { n++ } END { print n }' "$out/tmr2.txt") more"
+# Which stream a dump is: --stream, else "stdout" in the file's name, else
+# stderr. A "bpftool prog tracelog stdout" capture counts as stdout.
+printf 'hello from stdout\nline two\n' > "$out/capture.txt"
+cp "$out/capture.txt" "$out/prog-stdout.txt"
+msgs() { "$BPFSTDERR" report --json "$@" 2> /dev/null | jq -c '[.programs[].messages] | .[0]'; }
+check_eq "--stream stdout: a stdout dump's messages are stdout's" \
+	"$(msgs --stream stdout "$out/capture.txt")" '{"stdout":2,"stderr":0}'
+check_eq "no --stream: stderr" "$(msgs "$out/capture.txt")" '{"stdout":0,"stderr":2}'
+check_eq "--stream stderr: stderr" "$(msgs --stream stderr --input "$out/capture.txt")" '{"stdout":0,"stderr":2}'
+check_eq "\"stdout\" in the file name: stdout" "$(msgs "$out/prog-stdout.txt")" '{"stdout":2,"stderr":0}'
+check_eq "--stream over the file name's hint" \
+	"$(msgs --stream stderr "$out/prog-stdout.txt")" '{"stdout":0,"stderr":2}'
+"$BPFSTDERR" report --stream stdout "$out/capture.txt" > "$out/so.txt" 2> /dev/null
+check "text: the stdout messages counted as stdout" grep -q 'messages: stdout 2, stderr 0' "$out/so.txt"
+"$BPFSTDERR" report --stream stdin "$out/capture.txt" > /dev/null 2>&1; rc=$?
+check_eq "--stream stdin: usage error" "$rc" 2
+"$BPFSTDERR" report --no-journal --stream stdout > /dev/null 2>&1; rc=$?
+check_eq "--stream without --input: usage error" "$rc" 2
 finish
