@@ -341,6 +341,19 @@ void grouper__add_message(struct gprog *p, const struct event *ev)
 	p->messages[stream_idx(ev->stream)]++;
 }
 
+int grouper__add_stack(struct gprog *p, const struct event *ev)
+{
+	char *tmp = realloc(p->stack_example, ev->len ? ev->len : 1);
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, ev->text, ev->len);
+	p->stack_example = tmp;
+	p->stack_example_len = ev->len;
+	p->stack_dumps++;
+	return 0;
+}
+
 static int cmp_group(const void *a, const void *b)
 {
 	const struct fgroup *x = a, *y = b;
@@ -389,6 +402,7 @@ void grouper__free(struct grouper *g)
 			free(g->progs[i]->groups[j].example);
 		}
 		free(g->progs[i]->groups);
+		free(g->progs[i]->stack_example);
 		free(g->progs[i]);
 	}
 	free(g->progs);

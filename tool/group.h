@@ -59,6 +59,10 @@ struct gprog {
 	unsigned long long faults[FAULT_KIND_CNT];
 	unsigned long long fault_total;
 	unsigned long long messages[STREAM_CNT];
+	/* bpf_stream_print_stack() dumps: not faults, not messages */
+	unsigned long long stack_dumps;
+	char *stack_example;	/* the latest dump's text */
+	size_t stack_example_len;
 	unsigned long long bytes_read[STREAM_CNT];
 	struct fgroup *groups;
 	int group_cnt;
@@ -72,6 +76,8 @@ struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const 
 int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *ev,
 		       const struct timespec *ts);
 void grouper__add_message(struct gprog *p, const struct event *ev);
+/* An EV_STACK event: counted, and kept as the program's latest dump. */
+int grouper__add_stack(struct gprog *p, const struct event *ev);
 /* Programs, and each one's groups, sorted for display: most faults first. */
 size_t grouper__sorted(struct grouper *g, struct gprog ***out);
 void grouper__free(struct grouper *g);

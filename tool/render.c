@@ -239,8 +239,12 @@ struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 	struct json_object *o = json_object_new_object(), *frames, *task;
 	int i;
 
-	json_object_object_add(o, "kind", json_object_new_string(fault_kind_name(f->kind)));
-	add_str(o, "header", f->header ? f->header : "");
+	json_object_object_add(o, "kind", json_object_new_string(f->stack_dump ? "stack_dump" :
+								  fault_kind_name(f->kind)));
+	if (f->stack_dump)
+		json_add_null(o, "header");
+	else
+		add_str(o, "header", f->header ? f->header : "");
 	json_object_object_add(o, "format", json_object_new_string(f->rfc_format ? "rfc" : "upstream"));
 	json_object_object_add(o, "incomplete", json_object_new_boolean(f->incomplete));
 	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
@@ -262,6 +266,11 @@ struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 	return o;
 }
 
+const char *event_kind_name(enum ev_kind k)
+{
+	return k == EV_FAULT ? "fault" : k == EV_STACK ? "stack" : "message";
+}
+
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe)
 {
 	struct json_object *o = json_object_new_object(), *prog = json_object_new_object();
@@ -274,12 +283,13 @@ struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *
 	prog_ident_json(prog, &pe->prog->ident, true);
 	json_object_object_add(o, "prog", prog);
 	json_object_object_add(o, "stream", json_object_new_string(stream_name(ev->stream)));
-	json_object_object_add(o, "kind", json_object_new_string(ev->kind == EV_FAULT ? "fault" : "message"));
+	json_object_object_add(o, "kind", json_object_new_string(event_kind_name(ev->kind)));
 	json_add_bytes(o, "text", ev->text, ev->len);
 	if (ev->kind == EV_MESSAGE)
 		json_object_object_add(o, "partial", json_object_new_boolean(ev->partial));
 	else
-		json_object_object_add(o, "fault", fault_json(sym, ev->fault));
+		json_object_object_add(o, ev->kind == EV_STACK ? "stack" : "fault",
+				       fault_json(sym, ev->fault));
 	return o;
 }
 
@@ -334,7 +344,23 @@ static void summary(FILE *out, const struct fault *f, const struct addr_set *a)
 
 void print_fault_summary(FILE *out, const struct fault *f)
 {
+	if (f->stack_dump) {
+		print_stack_summary(out, f);
+		return;
+	}
 	summary(out, f, NULL);
+}
+
+void print_stack_summary(FILE *out, const struct fault *f)
+{
+	fputs("stack dump", out);
+	if (f->has_task) {
+		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
+		put(out, f->comm);
+		fputc(')', out);
+	}
+	if (f->incomplete)
+		fputs(" [incomplete]", out);
 }
 
 void print_group_summary(FILE *out, const struct fault *f, const struct addr_set *a)

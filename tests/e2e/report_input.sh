@@ -180,4 +180,16 @@ check "text: the stdout messages counted as stdout" grep -q 'messages: stdout 2,
 check_eq "--stream stdin: usage error" "$rc" 2
 "$BPFSTDERR" report --no-journal --stream stdout > /dev/null 2>&1; rc=$?
 check_eq "--stream without --input: usage error" "$rc" 2
+# A bpf_stream_print_stack() dump (7.x): one stack dump, not a fault (exit
+# 0) nor a dozen messages; its BPF frame and source line as printed.
+stk=tests/fixtures/print-stack-7.3.txt
+"$BPFSTDERR" report --json "$stk" > "$out/stk.json" 2> /dev/null; rc=$?
+check_eq "stack dump: not a fault, exit 0" "$rc" 0
+check_eq "stack dump: 0 faults, 1 stack dump, the 3 lines around it messages" \
+	"$(jq -c '[.summary.faults, .summary.stack_dumps, .summary.messages]' "$out/stk.json")" "[0,1,3]"
+check_eq "stack dump: its BPF frame" \
+	"$(jq -c '.programs[0].stack_dump_example.frames[] | select(.kind == "bpf") | [.func, .file, .line]' "$out/stk.json")" \
+	'["print_stack","st.bpf.c",120]'
+"$BPFSTDERR" report "$stk" > "$out/stk.txt" 2> /dev/null
+check "stack dump: one block in text" grep -q '^  1x stack dump (CPU 1, UID 0, PID 4310 st_print)$' "$out/stk.txt"
 finish
