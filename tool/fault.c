@@ -329,7 +329,11 @@ int fault__reparse(const char *text, size_t len, bool terminated, struct fault *
 		next = memchr(line, '\n', end - line);
 		next = next ? next : end;
 		*next++ = '\0';
-		if (line == f->storage) {
+		if (line == f->storage && strncmp(line, ERROR_PREFIX, strlen(ERROR_PREFIX))) {
+			f->stack_dump = true;	/* no header: the task line first */
+			if (!parse_task(f, line))
+				f->incomplete = true;
+		} else if (line == f->storage) {
 			parse_header(f, line + strlen(ERROR_PREFIX));
 		} else if (!in_trace) {
 			if (!strcmp(line, CALL_TRACE))
@@ -363,6 +367,12 @@ void fault__fini(struct fault *f)
 bool fault_line_starts_report(const char *s, size_t len)
 {
 	return starts_with(s, len, ERROR_PREFIX);
+}
+
+bool fault_line_starts_stack(const char *s, size_t len)
+{
+	return starts_with(s, len, "CPU: ") && memmem(s, len, " PID: ", 6) &&
+	       memmem(s, len, " Comm: ", 7);
 }
 
 bool fault_line_starts_trace(const char *s, size_t len)

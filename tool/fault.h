@@ -36,7 +36,11 @@ struct frame {
 #define FAULT_HELD_MAX 32
 
 struct fault {
-	enum fault_kind kind;
+	enum fault_kind kind;	/* FAULT_UNKNOWN for a stack dump */
+	/* bpf_stream_print_stack() (7.x): "CPU: ...", "Call trace:", frames,
+	 * no "ERROR:" header. Not a fault: a program's own dump of its stack.
+	 */
+	bool stack_dump;
 	const char *header;	/* the text after "ERROR: " */
 	bool rfc_format;	/* frames with a leading blank, ": [file:NN]" */
 	bool incomplete;	/* truncated or garbled; kept all the same */
@@ -71,6 +75,8 @@ const char *fault_kind_name(enum fault_kind k);
 
 /* The report format, for reassembly (reasm.c) to tell where one ends. */
 bool fault_line_starts_report(const char *s, size_t len);	/* "ERROR: " */
+/* "CPU: N UID: N PID: N Comm: X": how a stack dump starts */
+bool fault_line_starts_stack(const char *s, size_t len);
 bool fault_line_starts_trace(const char *s, size_t len);	/* "Call trace:" */
 /* "CPU: ...", "key = value", "Key: value", "Call trace:" */
 bool fault_line_is_header(const char *s, size_t len);

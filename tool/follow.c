@@ -61,7 +61,7 @@ static const struct argp_option opts[] = {
 	{ "all", 'a', NULL, 0, "Follow every program, also ones loaded later", 0 },
 	{ "stdout", OPT_STDOUT, NULL, 0, "Only stdout", 0 },
 	{ "stderr", OPT_STDERR, NULL, 0, "Only stderr", 0 },
-	{ "errors-only", 'e', NULL, 0, "Only fault reports", 0 },
+	{ "errors-only", 'e', NULL, 0, "Only fault reports, and stack dumps (bpf_stream_print_stack) on stderr", 0 },
 	{ "all-frames", OPT_ALL_FRAMES, NULL, 0, "Also the frames of the kernel's report machinery (collapsed to one line by default)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
 	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s)", 0 },
@@ -213,6 +213,14 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 			     env.all_frames ? 0 : fault_first_frame(ev->fault), 0);
 		return;
 	}
+	if (ev->kind == EV_STACK) {	/* not a fault: no fault colour */
+		fputs("STACK ", out);
+		print_stack_summary(out, ev->fault);
+		fputc('\n', out);
+		print_frames(out, env.sym, ev->fault, "    ",
+			     env.all_frames ? 0 : fault_first_frame(ev->fault), 0);
+		return;
+	}
 	if (env.color && err)
 		fputs(C_STDERR, out);
 	fput_term(out, ev->text, ev->len);
@@ -237,15 +245,23 @@ static void say_notice_once(void)
 		p_err("%s", notice);
 }
 
+/* --errors-only: fault reports, and a program's own stack dumps when it
+ * wrote them to stderr (as an error; to stdout they are output).
+ */
+static bool is_error(const struct event *ev)
+{
+	return ev->kind == EV_FAULT || (ev->kind == EV_STACK && ev->stream == STREAM_STDERR);
+}
+
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct json_object *o;
 	int err = 0, flush;
 
 	(void)ctx;
-	if (env.errors_only && pe->ev->kind != EV_FAULT)
+	if (env.errors_only && !is_error(pe->ev))
 		return 0;
-	if (pe->ev->kind == EV_FAULT)
+	if (pe->ev->fault)
 		say_notice_once();
 	if (env.json) {
 		o = event_json(env.sym, pe);

@@ -101,24 +101,55 @@ static void sig_frame(struct strbuf *b, const struct frame *fr)
 	}
 }
 
+/* An interrupt or exception entry (x86 idtentry stubs, arm64 vectors):
+ * the frames past it are whatever the interrupt interrupted.
+ */
+static bool frame_is_entry(const struct frame *fr)
+{
+	static const char *const prefixes[] = { "asm_", "el1h_64_", "el0t_64_" };
+	size_t i;
+
+	if (!fr->sym || fr->is_bpf)
+		return false;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fr->sym, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The stretch from the faulting (innermost) BPF frame to the outermost
+ * BPF frame that called it, stopping at an interrupt entry: a BPF
+ * callback run from an interrupt (a bpf_timer's) is keyed on itself, not
+ * on the code, BPF or not, that the interrupt landed in.
+ */
+static void bpf_stretch(const struct fault *f, int *first, int *last)
+{
+	int i;
+
+	*first = *last = -1;
+	for (i = 0; i < f->frame_cnt; i++) {
+		if (*first >= 0 && frame_is_entry(&f->frames[i]))
+			break;
+		if (!f->frames[i].is_bpf)
+			continue;
+		if (*first < 0)
+			*first = i;
+		*last = i;
+	}
+	if (*first < 0) {
+		*first = 0;
+		*last = f->frame_cnt - 1;
+	}
+}
+
 /* Into b, from its start; false when out of memory. */
 static bool build_signature(struct strbuf *b, const struct fault *f)
 {
-	int first = -1, last = -1, i;
+	int first, last, i;
 
 	b->len = 0;
 	b->oom = false;
-	for (i = 0; i < f->frame_cnt; i++) {
-		if (!f->frames[i].is_bpf)
-			continue;
-		if (first < 0)
-			first = i;
-		last = i;
-	}
-	if (first < 0) {
-		first = 0;
-		last = f->frame_cnt - 1;
-	}
+	bpf_stretch(f, &first, &last);
 	sb_str(b, fault_kind_name(f->kind));
 	if (f->kind == FAULT_UNKNOWN) {
 		sb_str(b, "(");
@@ -310,6 +341,19 @@ void grouper__add_message(struct gprog *p, const struct event *ev)
 	p->messages[stream_idx(ev->stream)]++;
 }
 
+int grouper__add_stack(struct gprog *p, const struct event *ev)
+{
+	char *tmp = realloc(p->stack_example, ev->len ? ev->len : 1);
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, ev->text, ev->len);
+	p->stack_example = tmp;
+	p->stack_example_len = ev->len;
+	p->stack_dumps++;
+	return 0;
+}
+
 static int cmp_group(const void *a, const void *b)
 {
 	const struct fgroup *x = a, *y = b;
@@ -358,6 +402,7 @@ void grouper__free(struct grouper *g)
 			free(g->progs[i]->groups[j].example);
 		}
 		free(g->progs[i]->groups);
+		free(g->progs[i]->stack_example);
 		free(g->progs[i]);
 	}
 	free(g->progs);

@@ -3,15 +3,18 @@
  *
  * A group's signature is the fault kind, the lock function for lock
  * faults, and the stretch of the call trace from the innermost to the
- * outermost BPF frame: BPF frames by tag, function and source line (the
- * jited offset when there is no line info), kernel frames within that
- * stretch (kfuncs, helpers, callbacks) by name without offset. Frames of
- * the reporting machinery above the innermost BPF frame (stack dump,
- * report helpers, exception handling) and everything below the outermost
- * BPF frame (test run, syscall or attach point) are left out, so one fault
- * from different CPUs, tasks and callers is one group, and the same kind
- * at another source line is another. A report without BPF frames uses its
- * kernel frames by name.
+ * outermost BPF frame that called it: BPF frames by tag, function and
+ * source line (the jited offset when there is no line info), kernel frames
+ * within that stretch (kfuncs, helpers, callbacks) by name without offset.
+ * Frames of the reporting machinery above the innermost BPF frame (stack
+ * dump, report helpers, exception handling) and everything below the
+ * outermost BPF frame (test run, syscall or attach point) are left out,
+ * and so is everything from an interrupt or exception entry (asm_*, arm64
+ * el1h_64_*) on: what an interrupt interrupted (a timer callback's
+ * interrupt landing in kernel code or in another BPF frame) is not the
+ * place. So one fault from different CPUs, tasks, callers and interrupted
+ * code is one group, and the same kind at another source line is another.
+ * A report without BPF frames uses its kernel frames by name.
  */
 #ifndef BPFSTDERR_GROUP_H
 #define BPFSTDERR_GROUP_H
@@ -56,6 +59,10 @@ struct gprog {
 	unsigned long long faults[FAULT_KIND_CNT];
 	unsigned long long fault_total;
 	unsigned long long messages[STREAM_CNT];
+	/* bpf_stream_print_stack() dumps: not faults, not messages */
+	unsigned long long stack_dumps;
+	char *stack_example;	/* the latest dump's text */
+	size_t stack_example_len;
 	unsigned long long bytes_read[STREAM_CNT];
 	struct fgroup *groups;
 	int group_cnt;
@@ -69,6 +76,8 @@ struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const 
 int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *ev,
 		       const struct timespec *ts);
 void grouper__add_message(struct gprog *p, const struct event *ev);
+/* An EV_STACK event: counted, and kept as the program's latest dump. */
+int grouper__add_stack(struct gprog *p, const struct event *ev);
 /* Programs, and each one's groups, sorted for display: most faults first. */
 size_t grouper__sorted(struct grouper *g, struct gprog ***out);
 void grouper__free(struct grouper *g);

@@ -41,7 +41,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	"  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	"  prog INTEGER NOT NULL REFERENCES progs(row),"
 	"  ts INTEGER NOT NULL, stream INTEGER NOT NULL,"
-	"  kind INTEGER NOT NULL,"		/* 0 message, 1 fault */
+	"  kind INTEGER NOT NULL,"		/* enum ev_kind: 0 message, 1 fault, 2 stack dump */
 	"  fault_kind TEXT,"			/* fault_kind_name() */
 	"  flags INTEGER NOT NULL,"		/* 1 partial, 2 incomplete */
 	"  text BLOB NOT NULL);"
@@ -849,12 +849,12 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 {
 	sqlite3_stmt *st = stmt(j, S_EVENT);
 	bool fault = ev->kind == EV_FAULT;
-	int flags = (ev->partial ? 1 : 0) | (fault && ev->fault->incomplete ? 2 : 0), rc;
+	int flags = (ev->partial ? 1 : 0) | (ev->fault && ev->fault->incomplete ? 2 : 0), rc;
 
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int64(st, 2, ts_ns(ts));
 	sqlite3_bind_int(st, 3, ev->stream);
-	sqlite3_bind_int(st, 4, fault);
+	sqlite3_bind_int(st, 4, ev->kind);
 	if (fault)
 		sqlite3_bind_text(st, 5, fault_kind_name(ev->fault->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 6, flags);
@@ -987,7 +987,17 @@ static void read_event(sqlite3_stmt *st, struct jevent *e)
 	e->ts.tv_sec = ts / 1000000000LL;
 	e->ts.tv_nsec = ts % 1000000000LL;
 	e->ev.stream = sqlite3_column_int(st, c + 2);
-	e->ev.kind = sqlite3_column_int(st, c + 3) ? EV_FAULT : EV_MESSAGE;
+	switch (sqlite3_column_int(st, c + 3)) {
+	case EV_MESSAGE:
+		e->ev.kind = EV_MESSAGE;
+		break;
+	case EV_STACK:
+		e->ev.kind = EV_STACK;
+		break;
+	default:	/* 1, and kinds of a newer version */
+		e->ev.kind = EV_FAULT;
+		break;
+	}
 	flags = sqlite3_column_int(st, c + 4);
 	e->ev.partial = flags & 1;
 	e->incomplete = flags & 2;

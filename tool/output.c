@@ -152,6 +152,55 @@ void fput_term(FILE *f, const void *buf, size_t len)
 	free(big);
 }
 
+/* Columns a terminal gives escaped text: one per character, not per byte. */
+static size_t columns(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}
+
+static bool is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+void fput_source(FILE *f, const void *buf, size_t len)
+{
+	const char *s = buf, *end, *tab;
+	char small[512], *out;
+	size_t col = 0, n;
+
+	while (len && is_blank(s[0]))
+		s++, len--;
+	while (len && is_blank(s[len - 1]))
+		len--;
+	for (end = s + len; s < end; s = tab + 1) {
+		tab = memchr(s, '\t', end - s);
+		if (!tab)
+			tab = end;
+		n = term_escape(small, sizeof(small), s, tab - s);
+		out = n < sizeof(small) ? small : malloc(n + 1);
+		if (!out) {
+			fputs("<out of memory>", f);
+			return;
+		}
+		if (out != small)
+			term_escape(out, n + 1, s, tab - s);
+		fwrite(out, 1, n, f);
+		col += columns(out, n);
+		if (out != small)
+			free(out);
+		if (tab == end)
+			break;
+		do
+			fputc(' ', f);
+		while (++col % SOURCE_TAB_WIDTH);
+	}
+}
+
 static struct json_object *json_string_from_bytes(const void *buf, size_t len)
 {
 	static const char repl[] = "\xef\xbf\xbd";	/* U+FFFD */

@@ -23,6 +23,14 @@ bool utf8_valid(const void *buf, size_t len);
 size_t term_escape(char *dst, size_t dst_len, const void *src, size_t len);
 void fput_term(FILE *f, const void *buf, size_t len);
 
+/* A line of program source (line info, the kernel's "  <source> @ ..."):
+ * as the kernel shows it, blanks at both ends trimmed, and tabs inside
+ * expanded to SOURCE_TAB_WIDTH-column stops rather than shown as "\t";
+ * everything else escaped as fput_term() does. JSON keeps the bytes.
+ */
+#define SOURCE_TAB_WIDTH 8
+void fput_source(FILE *f, const void *buf, size_t len);
+
 /* A JSON string that is valid whatever the bytes: invalid UTF-8 becomes
  * U+FFFD. json_add_bytes() adds key, and key_base64 with the exact bytes
  * when the string could not carry them; a NULL buf adds null.

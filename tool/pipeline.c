@@ -111,12 +111,12 @@ static int on_event(const struct event *ev, void *ctx)
 	int err;
 
 	clock_gettime(CLOCK_REALTIME, &pe.ts);
-	if (ev->kind == EV_FAULT && pl->ops.sym)
+	if (ev->fault && pl->ops.sym)	/* faults and stack dumps */
 		symbolizer__warm(pl->ops.sym, ev->fault);
 	if (!pl->ops.journal)
 		return pl->ops.sink(&pe, pl->ops.ctx);
 	err = journal__add_event(pl->ops.journal, t->p.row, &pe.ts, ev);
-	if (!err && ev->kind == EV_FAULT && pl->ops.sym)
+	if (!err && ev->fault && pl->ops.sym)
 		err = record_sites(t, ev->fault);
 	return err;
 }
@@ -1017,7 +1017,7 @@ static int deliver(const struct jevent *e, void *ctx)
 	/* others may have drained streams this view does not show */
 	if (!(pl->ops.streams & (1U << ev.stream)) || !pl->ops.select(&p, pl->ops.ctx))
 		return 0;
-	if (ev.kind != EV_FAULT)
+	if (ev.kind == EV_MESSAGE)
 		return pl->ops.sink(&pe, pl->ops.ctx);
 	err = fault__parse(ev.text, ev.len, !e->incomplete, &f);
 	if (err)

@@ -12,6 +12,7 @@ enum rep_state {
 	REP_NONE,
 	REP_HEADER,	/* ERROR: line seen, before "Call trace:" */
 	REP_TRACE,	/* frames */
+	REP_STACK,	/* a stack dump's "CPU: " line seen, "Call trace:" next */
 };
 
 #define REP_HEADER_LINES_MAX 40
@@ -25,6 +26,7 @@ struct reasm {
 	size_t line;		/* first byte not yet looked at as a line */
 	size_t rep;		/* where the open report starts */
 	enum rep_state state;
+	bool stack;		/* the open report is a stack dump */
 	int header_lines;
 	struct fault fault;	/* reused: no allocation per report */
 };
@@ -63,7 +65,7 @@ static int emit_message(struct reasm *r, size_t start, size_t end, bool partial)
 static int emit_report(struct reasm *r, size_t end, bool terminated)
 {
 	struct event ev = {
-		.kind = EV_FAULT, .stream = r->stream,
+		.kind = r->stack ? EV_STACK : EV_FAULT, .stream = r->stream,
 		.text = r->buf + r->rep, .len = end - r->rep,
 	};
 	int err;
@@ -76,15 +78,26 @@ static int emit_report(struct reasm *r, size_t end, bool terminated)
 	return r->fn(&ev, r->ctx);
 }
 
-static int start_report(struct reasm *r, size_t start)
+static int start_report(struct reasm *r, size_t start, bool stack)
 {
 	r->rep = start;
-	r->state = REP_HEADER;
+	r->state = stack ? REP_STACK : REP_HEADER;
+	r->stack = stack;
 	r->header_lines = 0;
 	return 0;
 }
 
 static int handle_line(struct reasm *r, size_t s, size_t e);
+
+/* A "CPU: " line not followed by "Call trace:" was a message after all. */
+static int not_stack(struct reasm *r, size_t s, size_t e)
+{
+	int err;
+
+	r->state = REP_NONE;
+	err = emit_message(r, r->rep, s - 1, false);
+	return err ? err : handle_line(r, s, e);
+}
 
 /* The open report ends before line s, which is then looked at afresh. */
 static int cut_report(struct reasm *r, size_t s, size_t e)
@@ -106,7 +119,10 @@ static int handle_line(struct reasm *r, size_t s, size_t e)
 	switch (r->state) {
 	case REP_NONE:
 		if (error_line)
-			return start_report(r, s);
+			return start_report(r, s, false);
+		/* bpf_stream_print_stack() writes to either stream */
+		if (fault_line_starts_stack(p, n))
+			return start_report(r, s, true);
 		for (; e - s > REASM_LINE_MAX; s += REASM_LINE_MAX) {
 			err = emit_message(r, s, s + REASM_LINE_MAX, true);
 			if (err)
@@ -120,6 +136,11 @@ static int handle_line(struct reasm *r, size_t s, size_t e)
 			return cut_report(r, s, e);
 		if (fault_line_starts_trace(p, n))
 			r->state = REP_TRACE;
+		return 0;
+	case REP_STACK:
+		if (!fault_line_starts_trace(p, n) || n != strlen("Call trace:"))
+			return not_stack(r, s, e);
+		r->state = REP_TRACE;
 		return 0;
 	case REP_TRACE:
 		if (!n)
@@ -211,9 +232,13 @@ int reasm__flush(struct reasm *r)
 {
 	int err = 0;
 
-	if (r->state != REP_NONE)
+	if (r->state == REP_STACK) {	/* a lone "CPU: " line: a message */
+		r->state = REP_NONE;
+		err = emit_message(r, r->rep, r->line - 1, false);
+	}
+	if (!err && r->state != REP_NONE)
 		err = emit_report(r, r->len, false);
-	else if (r->line < r->len)
+	else if (!err && r->line < r->len)
 		err = emit_message(r, r->line, r->len, true);
 	r->len = r->line = r->rep = 0;
 	r->state = REP_NONE;

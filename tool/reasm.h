@@ -15,6 +15,7 @@
 enum ev_kind {
 	EV_MESSAGE,
 	EV_FAULT,
+	EV_STACK,	/* bpf_stream_print_stack(): fault has stack_dump set */
 };
 
 struct event {
@@ -23,7 +24,7 @@ struct event {
 	const char *text;	/* the line without its '\n', or the whole report */
 	size_t len;
 	bool partial;		/* a message without its '\n' (cut or flushed) */
-	const struct fault *fault;
+	const struct fault *fault;	/* EV_FAULT and EV_STACK */
 };
 
 /* Called for each event; text is valid during the call only. Non-zero

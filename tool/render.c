@@ -239,8 +239,12 @@ struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 	struct json_object *o = json_object_new_object(), *frames, *task;
 	int i;
 
-	json_object_object_add(o, "kind", json_object_new_string(fault_kind_name(f->kind)));
-	add_str(o, "header", f->header ? f->header : "");
+	json_object_object_add(o, "kind", json_object_new_string(f->stack_dump ? "stack_dump" :
+								  fault_kind_name(f->kind)));
+	if (f->stack_dump)
+		json_add_null(o, "header");
+	else
+		add_str(o, "header", f->header ? f->header : "");
 	json_object_object_add(o, "format", json_object_new_string(f->rfc_format ? "rfc" : "upstream"));
 	json_object_object_add(o, "incomplete", json_object_new_boolean(f->incomplete));
 	if (f->kind == FAULT_ARENA_READ || f->kind == FAULT_ARENA_WRITE)
@@ -262,6 +266,11 @@ struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 	return o;
 }
 
+const char *event_kind_name(enum ev_kind k)
+{
+	return k == EV_FAULT ? "fault" : k == EV_STACK ? "stack" : "message";
+}
+
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe)
 {
 	struct json_object *o = json_object_new_object(), *prog = json_object_new_object();
@@ -274,12 +283,13 @@ struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *
 	prog_ident_json(prog, &pe->prog->ident, true);
 	json_object_object_add(o, "prog", prog);
 	json_object_object_add(o, "stream", json_object_new_string(stream_name(ev->stream)));
-	json_object_object_add(o, "kind", json_object_new_string(ev->kind == EV_FAULT ? "fault" : "message"));
+	json_object_object_add(o, "kind", json_object_new_string(event_kind_name(ev->kind)));
 	json_add_bytes(o, "text", ev->text, ev->len);
 	if (ev->kind == EV_MESSAGE)
 		json_object_object_add(o, "partial", json_object_new_boolean(ev->partial));
 	else
-		json_object_object_add(o, "fault", fault_json(sym, ev->fault));
+		json_object_object_add(o, ev->kind == EV_STACK ? "stack" : "fault",
+				       fault_json(sym, ev->fault));
 	return o;
 }
 
@@ -334,7 +344,23 @@ static void summary(FILE *out, const struct fault *f, const struct addr_set *a)
 
 void print_fault_summary(FILE *out, const struct fault *f)
 {
+	if (f->stack_dump) {
+		print_stack_summary(out, f);
+		return;
+	}
 	summary(out, f, NULL);
+}
+
+void print_stack_summary(FILE *out, const struct fault *f)
+{
+	fputs("stack dump", out);
+	if (f->has_task) {
+		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
+		put(out, f->comm);
+		fputc(')', out);
+	}
+	if (f->incomplete)
+		fputs(" [incomplete]", out);
 }
 
 void print_group_summary(FILE *out, const struct fault *f, const struct addr_set *a)
@@ -378,7 +404,7 @@ static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *i
 	print_site(out, &loc->sites[0]);
 	if (loc->src_text) {
 		fputs("  ", out);
-		put(out, loc->src_text);
+		fput_source(out, loc->src_text, strlen(loc->src_text));
 	}
 	fputc('\n', out);
 	for (i = 0; i + 1 < loc->site_cnt; i++) {
@@ -392,16 +418,32 @@ static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *i
 	}
 }
 
+/* Where a cut at max frames from first may start: never before the
+ * outermost BPF frame's end, so that only the tail (test run, syscall,
+ * attach point) is cut. f->frame_cnt: nothing cut.
+ */
+static int frames_end(const struct fault *f, int first, int max)
+{
+	int end = first + max, i;
+
+	if (!max || end >= f->frame_cnt)
+		return f->frame_cnt;
+	for (i = f->frame_cnt - 1; i >= end; i--)
+		if (f->frames[i].is_bpf)
+			return i + 1;
+	return end;
+}
+
 void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
 		  int first, int max)
 {
+	int end = frames_end(f, first, max), i;
 	const struct frame *fr;
 	struct sym_loc loc;
-	int i;
 
 	if (first)
 		fprintf(out, "%s(%d frames of the report machinery)\n", indent, first);
-	for (i = first; i < f->frame_cnt && (!max || i < first + max); i++) {
+	for (i = first; i < end; i++) {
 		fr = &f->frames[i];
 		fputs(indent, out);
 		if (!fr->sym) {
@@ -427,10 +469,10 @@ void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, cons
 		}
 		if (fr->src_text) {
 			fputs("  ", out);
-			put(out, fr->src_text);
+			fput_source(out, fr->src_text, strlen(fr->src_text));
 		}
 		fputc('\n', out);
 	}
-	if (max && f->frame_cnt > first + max)
-		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - first - max);
+	if (end < f->frame_cnt)
+		fprintf(out, "%s... %d more\n", indent, f->frame_cnt - end);
 }

@@ -53,8 +53,14 @@ struct json_object *error_count_json(bool has_error_count, long long count);
 struct json_object *fault_json(struct symbolizer *sym, const struct fault *f);
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe);
 
-/* One line: "arena_write at 0x... (CPU 1, PID 42 comm)". */
+/* "message", "fault", "stack": an event's "kind" in JSON. */
+const char *event_kind_name(enum ev_kind k);
+/* One line: "arena_write at 0x... (CPU 1, PID 42 comm)"; for a stack
+ * dump print_stack_summary()'s.
+ */
 void print_fault_summary(FILE *out, const struct fault *f);
+/* "stack dump (CPU 1, UID 0, PID 42 comm)" */
+void print_stack_summary(FILE *out, const struct fault *f);
 struct addr_set;
 /* The same for a group whose first report is f: with more than one
  * distinct address, "arena_write at N addresses 0xMIN-0xMAX, first 0x..."
@@ -65,7 +71,10 @@ void print_group_summary(FILE *out, const struct fault *f, const struct addr_set
  * group has no addresses (not an arena fault).
  */
 struct json_object *addr_set_json(const struct addr_set *a);
-/* The frames from index first, one per line, indented. max: 0 for all. */
+/* The frames from index first, one per line, indented. max: 0 for all,
+ * else about max frames: a BPF frame is never cut, only the frames past
+ * the outermost one (test run, syscall, attach point), as "... N more".
+ */
 void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
 		  int first, int max);
 /* Where the interesting part of a trace starts: the frame that called into

@@ -34,6 +34,7 @@ static struct report_env {
 	const char *vmlinux;
 	long long since_ns, until_ns;
 	bool has_since, has_until;
+	enum stream input_stream;	/* --stream; 0: from the file name */
 } env;
 
 struct report {
@@ -51,11 +52,14 @@ struct report {
 enum {
 	OPT_SINCE = 0x100,
 	OPT_UNTIL,
+	OPT_STREAM,
 };
 
 static const struct argp_option opts[] = {
 	{ "prog", 'p', "ID", 0, "Only program ID (repeatable; also unloaded ones in the journal)", 0 },
 	{ "input", 'i', "FILE", 0, "Read a saved dump instead of draining (repeatable; - for stdin)", 0 },
+	{ "stream", OPT_STREAM, "STREAM", 0, "The stream the dumps are: stdout or stderr (default: stdout "
+	  "for a file whose name has \"stdout\" in it, else stderr)", 0 },
 	{ "json", 'j', NULL, 0, "Print one JSON value", 0 },
 	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames (offline: trusted as given)", 0 },
 	{ "since", OPT_SINCE, "TIME", 0, "Only events drained at or after TIME: \"2026-12-03 05:00[:SS]\", @EPOCH, or an age (90s, 15m, 2h, 7d)", 0 },
@@ -122,6 +126,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_UNTIL:
 		parse_window_arg(state, key, arg);
 		break;
+	case OPT_STREAM:
+		if (stream_from_name(arg, &env.input_stream))
+			argp_error(state, "invalid stream '%s' (stdout or stderr)", arg);
+		break;
 	case ARGP_KEY_ARG:
 		/* report FILE... reads like report --input FILE... */
 		add_input(state, arg);
@@ -129,6 +137,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.input_cnt && env.id_cnt)
 			argp_error(state, "-p selects live programs; it does not go with --input");
+		if (env.input_stream && !env.input_cnt)
+			argp_error(state, "--stream says which stream a dump is; it goes with --input");
 		if (env.input_cnt && (env.has_since || env.has_until))
 			argp_error(state, "--since and --until read the journal; they do not go with --input");
 		check_window(state);
@@ -165,6 +175,8 @@ static int add_event(struct report *r, struct gprog *gp, const struct event *ev,
 		r->newest = *ts;
 	if (ev->kind == EV_FAULT)
 		return grouper__add_fault(r->g, gp, ev, ts);
+	if (ev->kind == EV_STACK)
+		return grouper__add_stack(gp, ev);
 	grouper__add_message(gp, ev);
 	return 0;
 }
@@ -205,9 +217,21 @@ static int input_event(const struct event *ev, void *ctx)
 {
 	struct report *r = ctx;
 
-	if (ev->kind == EV_FAULT)
+	if (ev->fault)
 		name_input_prog(r->input_prog, ev->fault);
 	return add_event(r, r->input_prog, ev, &r->input_ts);
+}
+
+/* --stream, else the file name's hint: "stdout" in its last component
+ * (a "bpftool prog tracelog stdout" capture saved as prog-stdout.txt).
+ */
+static enum stream input_stream(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	if (env.input_stream)
+		return env.input_stream;
+	return strstr(base ? base + 1 : path, "stdout") ? STREAM_STDOUT : STREAM_STDERR;
 }
 
 static int read_input(struct report *r, const char *path)
@@ -228,7 +252,7 @@ static int read_input(struct report *r, const char *path)
 	r->input_prog = grouper__prog(r->g, 0, "", path);
 	if (r->input_prog)
 		r->input_prog->input = path;
-	ra = r->input_prog ? reasm__new(STREAM_STDERR, input_event, r) : NULL;
+	ra = r->input_prog ? reasm__new(input_stream(path), input_event, r) : NULL;
 	if (!ra) {
 		err = -ENOMEM;
 		goto out;
@@ -479,6 +503,19 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	return o;
 }
 
+/* The program's latest bpf_stream_print_stack() dump; NULL if none. */
+static struct json_object *stack_json(const struct report *r, const struct gprog *gp)
+{
+	struct json_object *o = NULL;
+	struct fault f;
+
+	if (gp->stack_dumps && !fault__parse(gp->stack_example, gp->stack_example_len, true, &f)) {
+		o = fault_json(r->sym, &f);
+		fault__fini(&f);
+	}
+	return o;
+}
+
 static struct json_object *prog_json(const struct report *r, const struct gprog *gp)
 {
 	struct json_object *o = json_object_new_object(), *groups;
@@ -493,6 +530,8 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_object_object_add(o, "faults", faults_json(gp->faults));
 	json_add_int(o, "fault_count", gp->fault_total);
 	json_object_object_add(o, "messages", per_stream_json(gp->messages));
+	json_add_int(o, "stack_dumps", gp->stack_dumps);
+	json_object_object_add(o, "stack_dump_example", stack_json(r, gp));
 	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
 			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
@@ -505,7 +544,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 }
 
 struct totals {
-	unsigned long long faults, messages, groups, lost_bytes;
+	unsigned long long faults, messages, groups, lost_bytes, stacks;
 	int lossy;
 };
 
@@ -519,6 +558,7 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 		s = saturation_of(r, progs[i]);
 		t.faults += progs[i]->fault_total;
 		t.messages += stream_sum(progs[i]->messages);
+		t.stacks += progs[i]->stack_dumps;
 		t.groups += progs[i]->group_cnt;
 		if (s.known)
 			t.lost_bytes += s.has_drops ? s.dropped_bytes[0] + s.dropped_bytes[1] :
@@ -559,6 +599,7 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 	json_object_object_add(sum, "faults", json_object_new_int64(t.faults));
 	json_object_object_add(sum, "groups", json_object_new_int64(t.groups));
 	json_object_object_add(sum, "messages", json_object_new_int64(t.messages));
+	json_object_object_add(sum, "stack_dumps", json_object_new_int64(t.stacks));
 	json_object_object_add(sum, "programs_losing_reports", json_object_new_int(t.lossy));
 	json_object_object_add(sum, "lost_bytes", json_object_new_int64(t.lost_bytes));
 	json_object_object_add(o, "summary", sum);
@@ -624,6 +665,22 @@ static void print_group_plain(const struct report *r, const struct fgroup *grp)
 	fault__fini(&f);
 }
 
+/* Stack dumps, as one block: how many, and the latest one's frames. */
+static void print_stack_plain(const struct report *r, const struct gprog *gp)
+{
+	struct fault f;
+
+	if (!gp->stack_dumps)
+		return;
+	printf("  %llux ", gp->stack_dumps);
+	if (fault__parse(gp->stack_example, gp->stack_example_len, true, &f))
+		return;
+	print_stack_summary(stdout, &f);
+	printf(gp->stack_dumps > 1 ? ", the latest\n" : "\n");
+	print_frames(stdout, r->sym, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
+	fault__fini(&f);
+}
+
 static void print_prog_plain(const struct report *r, const struct gprog *gp)
 {
 	struct saturation s = saturation_of(r, gp);
@@ -652,11 +709,15 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 			any = true;
 		}
 	}
-	printf("%s; messages: stdout %llu, stderr %llu\n", any ? "" : " none",
+	printf("%s; messages: stdout %llu, stderr %llu", any ? "" : " none",
 	       gp->messages[stream_idx(STREAM_STDOUT)], gp->messages[stream_idx(STREAM_STDERR)]);
+	if (gp->stack_dumps)
+		printf("; stack dumps: %llu", gp->stack_dumps);
+	printf("\n");
 	print_saturation_plain(&s, gp);
 	for (i = 0; i < gp->group_cnt; i++)
 		print_group_plain(r, &gp->groups[i]);
+	print_stack_plain(r, gp);
 }
 
 static void local_time(const struct timespec *ts, char *buf, size_t len)
@@ -690,6 +751,8 @@ static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 	printf("%llu fault%s in %llu group%s, %llu message%s, %zu program%s",
 	       t.faults, t.faults == 1 ? "" : "s", t.groups, t.groups == 1 ? "" : "s",
 	       t.messages, t.messages == 1 ? "" : "s", n, n == 1 ? "" : "s");
+	if (t.stacks)
+		printf(", %llu stack dump%s", t.stacks, t.stacks == 1 ? "" : "s");
 	if (t.lossy)
 		printf("; %d losing reports (%llu bytes accounted, never readable)", t.lossy, t.lost_bytes);
 	printf("\n");

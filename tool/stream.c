@@ -55,6 +55,19 @@ const char *stream_name(enum stream s)
 	return s == STREAM_STDOUT ? "stdout" : s == STREAM_STDERR ? "stderr" : "unknown";
 }
 
+int stream_from_name(const char *name, enum stream *s)
+{
+	enum stream i;
+
+	for_each_stream(i) {
+		if (!strcmp(name, stream_name(i))) {
+			*s = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 bool stream_rfc_kfuncs_present(void)
 {
 	static const char *const kfuncs[] = {

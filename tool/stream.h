@@ -45,6 +45,8 @@ static inline unsigned long long stream_sum(const unsigned long long v[STREAM_CN
 
 /* "stdout", "stderr" */
 const char *stream_name(enum stream s);
+/* The stream named so by stream_name(): 0, or -EINVAL. */
+int stream_from_name(const char *name, enum stream *s);
 
 /* bpf(BPF_PROG_STREAM_READ_BY_FD): bytes copied, 0 when empty, -errno. */
 ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len);

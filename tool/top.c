@@ -44,7 +44,7 @@ static const struct argp_option opts[] = {
 	{ "stats", OPT_STATS, NULL, 0, "Runtime statistics (run/s, ns/run, cpu%): turns on "
 	  "BPF_ENABLE_STATS while top runs, which costs every program run two clock reads", 0 },
 	{ "reverse", 'r', NULL, 0, "Reverse the sort order", 0 },
-	{ "batch", 'b', NULL, 0, "Batch mode: print snapshots, no screen", 0 },
+	{ "batch", 'b', NULL, 0, "Batch mode: print snapshots, no screen (columns sized to each snapshot's cells)", 0 },
 	{ "iterations", 'n', "N", 0, "Batch mode: N snapshots, then exit", 0 },
 	{ "json", 'j', NULL, 0, "Batch mode: one JSON object per snapshot (NDJSON)", 0 },
 	{ "demo", OPT_DEMO, NULL, 0, "Load the bundled faulting programs this host allows, trigger them every second", 0 },
@@ -257,38 +257,120 @@ static int tick(struct top_model *m, void *ctx)
 
 /* ---- batch mode -------------------------------------------------------- */
 
-static void print_batch_plain(struct top_model *m)
-{
-	static const enum top_col cols[] = {
-		COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS, COL_KINDS,
-		COL_RATE, COL_LAST, COL_RUNS, COL_NS_RUN, COL_CPU, COL_SAT,
-	};
-	static const int width[] = { 7, -16, -24, -20, 6, 6, 6, -18, 6, 5, 9, 9, 6, -16 };
-	struct row **rows;
-	char cell[300];
-	size_t n, i, c;
+static const enum top_col batch_cols[] = {
+	COL_ID, COL_TYPE, COL_NAME, COL_OWNER, COL_OUT, COL_ERR, COL_FAULTS, COL_KINDS,
+	COL_RATE, COL_LAST, COL_RUNS, COL_NS_RUN, COL_CPU, COL_SAT,
+};
+#define BATCH_COLS ((int)(sizeof(batch_cols) / sizeof(batch_cols[0])))
+/* Narrowest width of each column (negative: left-aligned), and widest:
+ * a wider cell is cut one column short and ends in BATCH_CUT_MARK.
+ */
+static const int batch_min[BATCH_COLS] = { 7, -16, -24, -20, 6, 6, 6, -18, 6, 5, 9, 9, 6, -16 };
+static const int batch_max[BATCH_COLS] = { 10, 24, 64, 32, 12, 12, 12, 40, 10, 6, 12, 12, 8, 32 };
+#define BATCH_CUT_MARK ">"
 
-	n = top_model__view(m, NULL, env.o.sort, env.o.reverse, &rows);
-	printf("%zu programs, %llu faults, %llu messages, %d losing reports; stream writes %s\n",
-	       m->cnt, m->fault_total, m->msg_total, m->losing, stream_health__label(&m->health));
-	for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
-		snprintf(cell, sizeof(cell), "%s", top_col_name(cols[c]));
-		if (top_col_is_stats(cols[c]) && !m->stats)
+/* Columns of a cell: one per character (cells are escaped UTF-8). */
+static int cell_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Cut s to width columns, the last one the mark, at a character's start. */
+static void cell_cut(char *s, int width)
+{
+	int n = 0;
+	char *p;
+
+	for (p = s; *p; p++) {
+		if (((unsigned char)*p & 0xc0) == 0x80)
 			continue;
-		for (char *p = cell; *p; p++)
+		if (++n == width)
+			break;
+	}
+	strcpy(p, BATCH_CUT_MARK);
+}
+
+static bool batch_shown(const struct top_model *m, int c)
+{
+	return !top_col_is_stats(batch_cols[c]) || m->stats;
+}
+
+static void batch_header(const struct top_model *m, const int *width)
+{
+	char cell[32], *p;
+	int c;
+
+	for (c = 0; c < BATCH_COLS; c++) {
+		if (!batch_shown(m, c))
+			continue;
+		snprintf(cell, sizeof(cell), "%s", top_col_name(batch_cols[c]));
+		for (p = cell; *p; p++)
 			*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
 		printf("%s%*s", c ? " " : "", width[c], cell);
 	}
 	printf("\n");
-	for (i = 0; i < n; i++) {
-		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
-			if (top_col_is_stats(cols[c]) && !m->stats)
-				continue;
-			top_cell(m, rows[i], cols[c], cell, sizeof(cell));
-			printf("%s%*s", c ? " " : "", width[c], cell);
+}
+
+/* Every column as wide as its widest cell in this snapshot (within its
+ * narrowest and widest), so that a long name never shifts its row.
+ */
+static void batch_widths(const struct top_model *m, struct row **rows, size_t n, int *width)
+{
+	char cell[300];
+	int c, w, lo;
+	size_t i;
+
+	for (c = 0; c < BATCH_COLS; c++) {
+		lo = abs(batch_min[c]);
+		w = (int)strlen(top_col_name(batch_cols[c]));
+		w = w > lo ? w : lo;
+		for (i = 0; i < n; i++) {
+			top_cell(m, rows[i], batch_cols[c], cell, sizeof(cell));
+			if (cell_width(cell) > w)
+				w = cell_width(cell);
 		}
-		printf("\n");
+		w = w < batch_max[c] ? w : batch_max[c];
+		width[c] = batch_min[c] < 0 ? -w : w;
 	}
+}
+
+static void batch_row(const struct top_model *m, const struct row *r, const int *width)
+{
+	char cell[300];
+	int c, w, pad;
+
+	for (c = 0; c < BATCH_COLS; c++) {
+		if (!batch_shown(m, c))
+			continue;
+		top_cell(m, r, batch_cols[c], cell, sizeof(cell));
+		w = abs(width[c]);
+		if (cell_width(cell) > w)
+			cell_cut(cell, w);
+		/* printf pads bytes, not characters */
+		pad = w - cell_width(cell);
+		printf("%s%*s%s%*s", c ? " " : "", width[c] > 0 ? pad : 0, "", cell,
+		       width[c] < 0 ? pad : 0, "");
+	}
+	printf("\n");
+}
+
+static void print_batch_plain(struct top_model *m)
+{
+	int width[BATCH_COLS];
+	struct row **rows;
+	size_t n, i;
+
+	n = top_model__view(m, NULL, env.o.sort, env.o.reverse, &rows);
+	printf("%zu programs, %llu faults, %llu messages, %d losing reports; stream writes %s\n",
+	       m->cnt, m->fault_total, m->msg_total, m->losing, stream_health__label(&m->health));
+	batch_widths(m, rows, n, width);
+	batch_header(m, width);
+	for (i = 0; i < n; i++)
+		batch_row(m, rows[i], width);
 	printf("\n");
 	free(rows);
 }

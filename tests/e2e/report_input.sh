@@ -132,4 +132,64 @@ check_eq "a line of 300000 bytes: 5 messages of at most 64 KiB" \
 check_eq "reports across reads: the same groups as the fixtures alone" \
 	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/straddle.json")" \
 	"$(jq -c '[.programs[].groups[] | [.signature, .example]] | sort' "$out/alone.json")"
+# Source lines: the kernel prints the line info's text after two spaces,
+# tabs and all ("  %s @ %s:%d"). Text shows it trimmed with its tabs
+# expanded, never a literal \t; JSON keeps the tab.
+printf '%s\n\n' "$first" | sed -e $'s|^  val = .*@ demo.bpf.c:41$|  \tval = *ptr;\t/* load */ @ demo.bpf.c:41|' > "$out/tab.txt"
+"$BPFSTDERR" report "$out/tab.txt" > "$out/tab.out" 2> /dev/null
+check "source line with tabs: shown as the kernel shows it" \
+	grep -qF 'demo.bpf.c:41  val = *ptr;     /* load */' "$out/tab.out"
+check_eq "source line with tabs: no literal \\t in text" "$(grep -c '\\t' "$out/tab.out")" 0
+check_eq "source line with tabs: JSON keeps the tab" \
+	"$("$BPFSTDERR" report --json "$out/tab.txt" 2> /dev/null | jq -r '.programs[].groups[].example.frames[] | select(.kind == "bpf") | .source')" \
+	$'val = *ptr;\t/* load */'
+# A bpf_timer callback's fault, once on an idle CPU and once interrupting
+# the same program: the same place, one group keyed on the callback alone.
+tmr=tests/fixtures/timer-interrupt.txt
+"$BPFSTDERR" report --json "$tmr" > "$out/tmr.json" 2> /dev/null
+check_eq "timer callback, interrupted code differs: 2 faults, 1 group" \
+	"$(jq -c '[.summary.faults, .summary.groups]' "$out/tmr.json")" "[2,1]"
+check_eq "timer callback: the group's place is the callback" \
+	"$(jq -r '.programs[0].groups[0].signature' "$out/tmr.json")" "arena_write: 3c4d5e6f70819293:timer_cb@st.bpf.c:90"
+# The text report's example stack is about 8 frames, but never cuts a BPF
+# frame: the second report's caller (start_timer) comes 12 frames below
+# the machinery; only the syscall tail after it is cut.
+awk 'BEGIN { RS = ""; ORS = "\n\n" } NR == 2' "$tmr" > "$out/tmr2.txt"
+"$BPFSTDERR" report "$out/tmr2.txt" > "$out/tmr2.out" 2> /dev/null
+check_eq "example stack: every BPF frame shown" \
+	"$(grep -c 'bpf_prog_3c4d5e6f70819293_' "$out/tmr2.out")" \
+	"$(grep -c '^bpf_prog_3c4d5e6f70819293_' "$out/tmr2.txt")"
+check_eq "example stack: the tail after the outermost BPF frame cut" \
+	"$(grep -A1 'start_timer+0x64' "$out/tmr2.out" | tail -n 1 | tr -s ' ')" \
+	" ... $(awk '/start_timer\+0x64/ { on = 1; next } on && /^[a-z_]/ { n++ } END { print n }' "$out/tmr2.txt") more"
+# Which stream a dump is: --stream, else "stdout" in the file's name, else
+# stderr. A "bpftool prog tracelog stdout" capture counts as stdout.
+printf 'hello from stdout\nline two\n' > "$out/capture.txt"
+cp "$out/capture.txt" "$out/prog-stdout.txt"
+msgs() { "$BPFSTDERR" report --json "$@" 2> /dev/null | jq -c '[.programs[].messages] | .[0]'; }
+check_eq "--stream stdout: a stdout dump's messages are stdout's" \
+	"$(msgs --stream stdout "$out/capture.txt")" '{"stdout":2,"stderr":0}'
+check_eq "no --stream: stderr" "$(msgs "$out/capture.txt")" '{"stdout":0,"stderr":2}'
+check_eq "--stream stderr: stderr" "$(msgs --stream stderr --input "$out/capture.txt")" '{"stdout":0,"stderr":2}'
+check_eq "\"stdout\" in the file name: stdout" "$(msgs "$out/prog-stdout.txt")" '{"stdout":2,"stderr":0}'
+check_eq "--stream over the file name's hint" \
+	"$(msgs --stream stderr "$out/prog-stdout.txt")" '{"stdout":0,"stderr":2}'
+"$BPFSTDERR" report --stream stdout "$out/capture.txt" > "$out/so.txt" 2> /dev/null
+check "text: the stdout messages counted as stdout" grep -q 'messages: stdout 2, stderr 0' "$out/so.txt"
+"$BPFSTDERR" report --stream stdin "$out/capture.txt" > /dev/null 2>&1; rc=$?
+check_eq "--stream stdin: usage error" "$rc" 2
+"$BPFSTDERR" report --no-journal --stream stdout > /dev/null 2>&1; rc=$?
+check_eq "--stream without --input: usage error" "$rc" 2
+# A bpf_stream_print_stack() dump (7.x): one stack dump, not a fault (exit
+# 0) nor a dozen messages; its BPF frame and source line as printed.
+stk=tests/fixtures/print-stack-7.3.txt
+"$BPFSTDERR" report --json "$stk" > "$out/stk.json" 2> /dev/null; rc=$?
+check_eq "stack dump: not a fault, exit 0" "$rc" 0
+check_eq "stack dump: 0 faults, 1 stack dump, the 3 lines around it messages" \
+	"$(jq -c '[.summary.faults, .summary.stack_dumps, .summary.messages]' "$out/stk.json")" "[0,1,3]"
+check_eq "stack dump: its BPF frame" \
+	"$(jq -c '.programs[0].stack_dump_example.frames[] | select(.kind == "bpf") | [.func, .file, .line]' "$out/stk.json")" \
+	'["print_stack","st.bpf.c",120]'
+"$BPFSTDERR" report "$stk" > "$out/stk.txt" 2> /dev/null
+check "stack dump: one block in text" grep -q '^  1x stack dump (CPU 1, UID 0, PID 4310 st_print)$' "$out/stk.txt"
 finish

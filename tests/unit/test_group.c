@@ -120,6 +120,79 @@ static void test_same_place(void)
 	grouper__free(g);
 }
 
+/* A bpf_timer callback's fault: the callback runs from the timer
+ * interrupt, and what the interrupt landed in follows in the trace (here
+ * the same program, then kernel code, then nothing at all: an idle CPU).
+ * One place, one group: the callback's own frame.
+ */
+static const char timer_cb[] =
+	"ERROR: Arena WRITE access at unmapped address 0x100000000cafe\n"
+	"CPU: 0 UID: 0 PID: 4300 Comm: st_timer\n"
+	"Call trace:\n"
+	"bpf_stream_stage_dump_stack+0xb0/0x280\n"
+	"bpf_prog_report_arena_violation+0x6a/0x100\n"
+	"ex_handler_bpf+0x4e/0x60\n"
+	"asm_exc_page_fault+0x26/0x30\n"
+	"bpf_prog_3c4d5e6f70819293_timer_cb+0x2c/0x48\n"
+	"  *(volatile u64 __arena *)ptr = 1; @ st.bpf.c:90\n"
+	"bpf_timer_cb+0x7a/0x130\n"
+	"__hrtimer_run_queues+0x1a3/0x2d0\n"
+	"hrtimer_interrupt+0xff/0x240\n"
+	"__sysvec_apic_timer_interrupt+0x55/0x100\n"
+	"sysvec_apic_timer_interrupt+0x6c/0x90\n"
+	"asm_sysvec_apic_timer_interrupt+0x1a/0x20\n"
+	"_raw_spin_unlock_irqrestore+0x2d/0x50\n"
+	"bpf_timer_start+0x1d8/0x2b0\n"
+	"bpf_prog_3c4d5e6f70819293_start_timer+0x64/0x90\n"
+	"  bpf_timer_start(&v->t, 0, 0); @ st.bpf.c:99\n"
+	"bpf_prog_test_run_syscall+0x10f/0x1f0\n"
+	"\n";
+
+static void test_interrupted(void)
+{
+	struct grouper *g = grouper__new();
+	struct gprog *p = grouper__prog(g, 9, "3c4d5e6f70819293", "start_timer");
+	char *other_spot = edit(timer_cb, "_raw_spin_unlock_irqrestore+0x2d/0x50\n"
+				"bpf_timer_start+0x1d8/0x2b0\n",
+				"_raw_spin_lock+0x1e/0x30\n__bpf_spin_lock_irqsave+0x2a/0x40\n");
+	char *idle = edit(timer_cb, "_raw_spin_unlock_irqrestore+0x2d/0x50\n"
+			  "bpf_timer_start+0x1d8/0x2b0\n"
+			  "bpf_prog_3c4d5e6f70819293_start_timer+0x64/0x90\n"
+			  "  bpf_timer_start(&v->t, 0, 0); @ st.bpf.c:99\n"
+			  "bpf_prog_test_run_syscall+0x10f/0x1f0\n",
+			  "pv_native_safe_halt+0xf/0x20\ndefault_idle+0x9/0x20\n"
+			  "do_idle+0x1f3/0x240\ncpu_startup_entry+0x29/0x30\n");
+	char *caller = edit(timer_cb, "start_timer+0x64/0x90\n"
+			    "  bpf_timer_start(&v->t, 0, 0); @ st.bpf.c:99",
+			    "start_timer+0x70/0x90\n"
+			    "  bpf_timer_start(&v->t, 0, 1); @ st.bpf.c:101");
+	char *line = edit(timer_cb, "@ st.bpf.c:90", "@ st.bpf.c:91");
+	struct fgroup *grp;
+	char *sig;
+	struct fault f;
+
+	add(g, p, timer_cb, 1);
+	add(g, p, other_spot, 2);
+	add(g, p, idle, 3);
+	grp = add(g, p, caller, 4);
+	CHECK(p->group_cnt == 1, "%d groups, want 1: the interrupted code is not the place",
+	      p->group_cnt);
+	CHECK(grp && grp->count == 4, "count %llu, want 4", grp ? grp->count : 0);
+	if (fault__parse(timer_cb, strlen(timer_cb), true, &f))
+		abort();
+	sig = fault_signature(&f);
+	CHECK_STR(sig, "arena_write: 3c4d5e6f70819293:timer_cb@st.bpf.c:90");
+	free(sig);
+	fault__fini(&f);
+	add(g, p, line, 5);
+	CHECK(p->group_cnt == 2, "%d groups, want 2: another line of the callback", p->group_cnt);
+	free(other_spot);
+	free(idle);
+	free(caller);
+	free(line);
+	grouper__free(g);
+}
+
 /* Another source line, kind, kernel frame between BPF frames, or lock. */
 static void test_other_places(void)
 {
@@ -272,6 +345,7 @@ int main(void)
 {
 	test_same_place();
 	test_other_places();
+	test_interrupted();
 	test_sorted();
 	test_set_overflow();
 	test_signature_text();

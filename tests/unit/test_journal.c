@@ -117,9 +117,47 @@ static void test_cursor(struct journal *j)
 	CHECK_STR(g.text, "stderr:two stdout:thr:partial ");
 }
 
+static int collect_kinds(const struct jevent *e, void *ctx)
+{
+	struct got *g = ctx;
+	size_t off = strlen(g->text);
+
+	snprintf(g->text + off, sizeof(g->text) - off, "%d%s ", e->ev.kind, e->incomplete ? "i" : "");
+	g->n++;
+	return 0;
+}
+
+/* Every event kind round-trips (kind column: 0 message, 1 fault, 2 stack
+ * dump), and a journal written before stack dumps, whose kinds are 0 and
+ * 1 only, reads as before.
+ */
+static void test_kinds(struct journal *j, const char *path)
+{
+	static const char stack[] = "CPU: 1 UID: 0 PID: 2 Comm: x\nCall trace:\nbpf_prog_0123456789abcdef_f+0x1/0x2\n\n";
+	struct jprog p = prog(21, "dddddddddddddddd", 100);
+	struct jread r = { .after = journal__last_seq(j) };
+	struct timespec ts = { time(NULL), 0 };
+	struct got g = {};
+	struct fault f;
+	struct event ev = { .kind = EV_STACK, .stream = STREAM_STDOUT, .text = stack, .len = strlen(stack) };
+
+	CHECK(!fault__parse(stack, strlen(stack), true, &f), "parse");
+	ev.fault = &f;
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	CHECK(!add(j, p.row, STREAM_STDOUT, "m", false, ts.tv_sec), "add a message");
+	CHECK(!journal__add_event(j, p.row, &ts, &ev), "add a stack dump");
+	CHECK(!journal__commit(j), "commit");
+	fault__fini(&f);
+	CHECK(!journal__read(j, &r, collect_kinds, &g), "read");
+	CHECK_STR(g.text, "0 2 ");
+	CHECK(count(path, "SELECT count(*) FROM events WHERE kind = 2") == 1, "stored as kind 2");
+	CHECK(count(path, "SELECT count(*) FROM events WHERE kind = 1 AND fault_kind IS NULL") == 0,
+	      "no fault without its kind");
+}
+
 static void test_pending(struct journal *j)
 {
-	struct jprog p = prog(11, "dddddddddddddddd", 100);
+	struct jprog p = prog(21, "dddddddddddddddd", 100);
 	struct timespec now = { 5000, 0 };
 	void *buf = NULL;
 	size_t len = 0;
@@ -281,6 +319,7 @@ int main(void)
 	test_bad_stream(j, path);
 	test_totals(j, path);
 	test_generation(j, path, dir);
+	test_kinds(j, path);
 	journal__close(j);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);

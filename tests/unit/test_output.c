@@ -231,6 +231,33 @@ static void test_label_parsed(void)
 	unlink(path);
 }
 
+static void expect_source(const char *in, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fput_source(f, in, strlen(in));
+	fclose(f);
+	CHECK_STR(buf, want);
+	free(buf);
+}
+
+/* Source lines as the kernel shows them ("  %s @ %s:%d": the line info's
+ * text after two spaces), never a literal \t; escapes stay escaped.
+ */
+static void test_source(void)
+{
+	expect_source("\tval = *ptr;", "val = *ptr;");
+	expect_source("  \t if (x) \t ", "if (x)");
+	expect_source("if (x)\treturn 0;", "if (x)  return 0;");
+	expect_source("int val;\t/* 8 */", "int val;        /* 8 */");
+	expect_source("a\t\tb", "a               b");
+	expect_source("caf\xc3\xa9\tx", "caf\xc3\xa9    x");	/* columns, not bytes */
+	expect_source("\x1b[2J\tx", "\\x1b[2J x");	/* escaped: 7 columns */
+	expect_source("\t\t", "");
+}
+
 int main(void)
 {
 	test_escape();
@@ -241,5 +268,6 @@ int main(void)
 	test_stdout_errno();
 	test_label_value();
 	test_label_parsed();
+	test_source();
 	return unit_done();
 }

@@ -326,6 +326,59 @@ static void test_long_line(void)
 	free(buf);
 }
 
+/* bpf_stream_print_stack() (7.x): one EV_STACK event, not a fault and not
+ * a dozen messages, parsed like a report's trace; on either stream, at any
+ * split. Expected values are the fixture's lines.
+ */
+static void test_print_stack(void)
+{
+	struct recs rs = {}, part = {};
+	const struct fault *f;
+	size_t len, at;
+	char *buf = slurp("print-stack-7.3.txt", &len);
+	int bad = 0, stream;
+
+	CHECK(buf != NULL, "fixture print-stack-7.3.txt");
+	if (!buf)
+		return;
+	for (stream = 1; stream <= 2; stream++) {
+		run(&rs, stream, buf, len, 0, 0);
+		CHECK(rs.n == 4, "stream %d: %d events, want 4", stream, rs.n);
+		if (rs.n != 4)
+			goto next;
+		CHECK(rs.v[0].kind == EV_MESSAGE && !strcmp(rs.v[0].text, "before the dump"), "message before");
+		CHECK(rs.v[1].kind == EV_STACK, "stream %d: a stack dump, kind %d", stream, rs.v[1].kind);
+		CHECK(rs.v[2].kind == EV_MESSAGE && !strcmp(rs.v[2].text, "after the dump"), "message after");
+		CHECK(rs.v[3].kind == EV_MESSAGE && !strcmp(rs.v[3].text, "CPU: 2 is not a dump"),
+		      "a CPU: line without a trace is a message: \"%s\"", rs.v[3].text);
+		f = &rs.v[1].f;
+		CHECK(f->stack_dump && !f->incomplete, "stack_dump %d incomplete %d", f->stack_dump, f->incomplete);
+		CHECK(f->kind == FAULT_UNKNOWN && !f->header, "no fault kind, no header");
+		CHECK(f->has_task && f->cpu == 1 && f->uid == 0 && f->pid == 4310 && !strcmp(f->comm, "st_print"),
+		      "task %d %d %d %s", f->cpu, f->uid, f->pid, f->comm ? f->comm : "");
+		CHECK(f->frame_cnt == 8, "%d frames, want 8", f->frame_cnt);
+		if (f->frame_cnt == 8) {
+			CHECK_STR(f->frames[1].sym, "bpf_stream_print_stack");
+			CHECK(f->frames[2].is_bpf && !strcmp(f->frames[2].func, "print_stack") &&
+			      !strcmp(f->frames[2].tag, "7a6b5c4d3e2f1a0b"), "the BPF frame");
+			CHECK_STR(f->frames[2].src_file, "st.bpf.c");
+			CHECK(f->frames[2].src_line == 120, "line %d", f->frames[2].src_line);
+			CHECK_STR(f->frames[2].src_text, "return bpf_stream_print_stack(BPF_STDERR);");
+		}
+next:
+		recs_free(&rs);
+	}
+	run(&rs, 2, buf, len, 0, 0);
+	for (at = 0; at <= len; at++) {
+		run(&part, 2, buf, len, 0, at);
+		bad += !same_events(&rs, &part);
+		recs_free(&part);
+	}
+	CHECK(bad == 0, "%d splits of %zu changed the events", bad, len + 1);
+	recs_free(&rs);
+	free(buf);
+}
+
 static void test_stdout_no_reports(void)
 {
 	static const char in[] = "ERROR: Timeout detected for may_goto instruction\n";
@@ -472,6 +525,7 @@ static void test_reparse_reuse(void)
 
 int main(void)
 {
+	test_print_stack();
 	test_rfc_seed();
 	test_upstream();
 	test_every_split();
