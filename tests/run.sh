@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Run the whole suite once per build directory given (the plain build, then
-# the ASan+UBSan one), and close with one "N passed, N failed, N skipped"
-# line, after every skipped check with its reason.
+# the ASan+UBSan one), then the Debian package test and the kernel lab
+# with the first build (BPFSTDERR_DEB=0, BPFSTDERR_LAB=0 leave them out),
+# and close with one "N passed, N failed, N skipped" line, after every
+# skipped check with its reason.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -13,9 +15,9 @@ total_fail=0
 total_skip=0
 skips=""
 
-run_one() {	# run_one LABEL CMD...
+run_one() {	# run_one LABEL CMD...: at most RUN_TIMEOUT seconds (600)
 	local label=$1 out last p f k=0 f_skip; shift
-	out=$(timeout 600 "$@" 2>&1)
+	out=$(timeout "${RUN_TIMEOUT:-600}" "$@" 2>&1)
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$out" | tail -n 1)
 	if [ -z "$last" ]; then
 		p=0; f=1
@@ -26,7 +28,7 @@ run_one() {	# run_one LABEL CMD...
 		if [ "$k" -gt 0 ]; then
 			skips+=$(grep -E '^skip - ' <<<"$out" | sed "s|^skip - |    $label: |")$'\n'
 		fi
-		grep -E '^(not ok|FAIL)' <<<"$out" | sed 's/^/    /'
+		grep -E '^ *(not ok|FAIL)' <<<"$out" | sed 's/^ */    /'
 		grep -E -A30 '^(==[0-9]+==|.*runtime error:)' <<<"$out" | head -40 | sed 's/^/    /'
 		if grep -qE '^==[0-9]+==ERROR|runtime error:' <<<"$out"; then f=$((f + 1)); fi
 	fi
@@ -50,6 +52,31 @@ done
 if [ -x build-fuzz/fuzz/fuzz_parse ]; then
 	echo "== parser fuzzing"
 	run_one "fuzz/fuzz_parse" tests/fuzz/run.sh build-fuzz/fuzz/fuzz_parse "${FUZZ_SECONDS:-30}"
+fi
+# The Debian package as a user meets it: built, lintian-clean, installed,
+# used and purged in a clean root (tests/deb/debtest.sh).
+deb_suite() {
+	local log
+
+	if ! log=$(make --no-print-directory deb 2>&1); then
+		printf '%s\n' "$log" | tail -n 20
+		echo "not ok - make deb: the package builds and lintian finds no error or warning"
+		echo "0 passed, 1 failed"
+		return 1
+	fi
+	echo "ok - make deb: $(ls build-deb/*.deb)"
+	tests/deb/debtest.sh build-deb
+}
+if [ -n "${BPFSTDERR_DEB:-1}" ] && [ "${BPFSTDERR_DEB:-1}" != 0 ]; then
+	echo "== the Debian package"
+	export -f deb_suite
+	RUN_TIMEOUT=1200 run_one "deb: make deb, debtest" bash -c deb_suite
+fi
+# The kernel lab: Debian's own kernels in qemu, where stream writes work
+# (tests/vm/lab.sh; one skip line when no kernel can boot here).
+if [ -n "${BPFSTDERR_LAB:-1}" ] && [ "${BPFSTDERR_LAB:-1}" != 0 ]; then
+	echo "== kernel lab with $1/bpfstderr"
+	RUN_TIMEOUT=2400 run_one "lab" tests/vm/lab.sh "$1"
 fi
 if [ -n "$skips" ]; then
 	echo "== skipped, with the reasons"
