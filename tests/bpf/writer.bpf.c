@@ -10,6 +10,7 @@
 
 int stream_id = STREAM_STDOUT;
 int count;
+int oversize;	/* write "%2000d": longer than the print buffer, refused */
 int ret[MAX_WRITES];
 char msg[1024];
 
@@ -17,10 +18,12 @@ SEC("syscall")
 int writer(void *ctx)
 {
 	__u64 args[1] = { (unsigned long)msg };
+	__u64 num[1] = { 7 };
 	int i;
 
 	for (i = 0; i < MAX_WRITES && i < count; i++)
-		ret[i] = stream_vprintk(stream_id, "%s", args, sizeof(args));
+		ret[i] = oversize ? stream_vprintk(stream_id, "%2000d", num, sizeof(num)) :
+				    stream_vprintk(stream_id, "%s", args, sizeof(args));
 	return 0;
 }
 

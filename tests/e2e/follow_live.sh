@@ -26,7 +26,14 @@ for i in $(seq 5); do holder_cmd H "write 1 10 50" > /dev/null; holder_cmd H "wr
 t1=$(ticks "$f1")
 hz=$(getconf CLK_TCK)
 # 1% of one core over the 5 s above
-check "idle follow under 1% CPU ($((t1 - t0)) ticks in 5 s at $hz Hz)" [ $(( (t1 - t0) * 100 )) -le $(( 5 * hz )) ]
+if [ -n "${BPFSTDERR_IN_LAB:-}" ]; then
+	skip "idle follow under 1% CPU" "in the kernel lab, CPU time is an emulator's ($((t1 - t0)) ticks in 5 s)"
+else
+	check "idle follow under 1% CPU ($((t1 - t0)) ticks in 5 s at $hz Hz)" [ $(( (t1 - t0) * 100 )) -le $(( 5 * hz )) ]
+fi
+# where writes work, the writer's bytes (no newline) are one line held
+# until 2 s pass without more, then shown (man page): wait for that
+sleep 3
 kill -INT "$f1" "$f2"
 wait "$f1"; r1=$?
 wait "$f2"; r2=$?

@@ -10,6 +10,8 @@
  *                               LEN < 512: longer %s arguments are cut)
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
  *                               deadlock may_goto print; demo programs)
+ *   oversize STREAM COUNT    -> "rets R1 ...": writes of "%2000d", longer than
+ *                               the kernel's print buffer (charged, then refused)
  *   blip                     -> "blipped ID": a program loaded and unloaded, so
  *                               that readers walk the program list again
  *   otherbuild               -> the writer build this kernel does NOT take
@@ -21,6 +23,7 @@
  *   quit
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,7 +247,7 @@ static void do_linfo(void)
 	btf__free(btf);
 }
 
-static void do_write(int stream, int count, int len)
+static void do_write(int stream, int count, int len, bool oversize)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int i;
@@ -255,6 +258,7 @@ static void do_write(int stream, int count, int len)
 	}
 	writer->data->stream_id = stream;
 	writer->bss->count = count;
+	writer->bss->oversize = oversize;
 	memset(writer->bss->msg, 'x', len);
 	writer->bss->msg[len] = '\0';
 	if (bpf_prog_test_run_opts(bpf_program__fd(writer->progs.writer), &opts)) {
@@ -336,7 +340,9 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "write %d %d %d", &stream, &count, &len) == 3)
-			do_write(stream, count, len);
+			do_write(stream, count, len, false);
+		else if (sscanf(line, "oversize %d %d", &stream, &count) == 2)
+			do_write(stream, count, 0, true);
 		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
 			do_fault(kind, count);
 		else if (!strncmp(line, "blip", 4))
