@@ -27,6 +27,7 @@
 #
 # Environment: TMPDIR (scratch trees), CHECK_BUILD=1 (same as --build),
 # BUILD_OUT (object directory of step 3), JOBS (make -j, default 2),
+# BUILD_KERNEL (the build script of step 3, default ./build-kernel.sh),
 # CHECKPATCH_IGNORE (more checkpatch types to ignore, comma-separated).
 #
 # Exit codes: 0 all steps passed (a skipped build is reported, still 0),
@@ -154,13 +155,14 @@ else
 	tree="$work/tree"
 	out=${BUILD_OUT:-$work/obj}
 	echo "   hard-linked copy of $ksrc at $tree, objects in $out"
-	cp -al "$ksrc" "$tree" || die "cp -al $ksrc failed (same file system as TMPDIR?)"
+	cp -al "$ksrc" "$tree" 2>/dev/null || { rm -rf "$tree"; echo "   (not on one file system: a full copy)"; cp -a "$ksrc" "$tree"; } ||
+		die "cannot copy $ksrc to $tree"
 	for p in "${patches[@]}"; do
 		patch -s -p1 -d "$tree" <"$p" ||
 			{ echo "FAIL: $(basename "$p") does not apply in $tree"; exit 1; }
 	done
 	t0=$(date +%s)
-	if "$here/build-kernel.sh" "$tree" "$out" >"$work/build.log" 2>&1; then
+	if "${BUILD_KERNEL:-$here/build-kernel.sh}" "$tree" "$out" >"$work/build.log" 2>&1; then
 		echo "   ok: $out/arch/x86/boot/bzImage"
 	else
 		echo "FAIL: the kernel build failed; last lines of the log:"
