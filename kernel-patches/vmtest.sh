@@ -82,6 +82,8 @@ fi
 bz=$CACHE/build/arch/x86/boot/bzImage
 if [ $STOCK_ONLY = 1 ]; then
 	echo "== --stock-only: no patched kernel"
+elif pgrep -f "O=$CACHE/build " >/dev/null; then
+	skip_all "a kernel build in $CACHE/build is still running (see $CACHE/build.log); run again when it is done"
 elif [ ! -s "$bz" ] || [ "$ptree/.series" -nt "$bz" ]; then
 	echo "== building the kernel (log: $CACHE/build.log)"
 	t0=$(date +%s)
