@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* kfuncs the stream_drop selftest calls: the tree's bpftool puts these in
  * vmlinux.h; Debian 12's bpftool 7.1 does not, so they are added here. */
 #ifndef STREAM_DROP_KFUNCS
