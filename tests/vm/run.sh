@@ -4,7 +4,8 @@
 # chroot on a read-only view of this host's / (a tmpfs overlay on top).
 #
 # Usage: run.sh [-t SECONDS] KERNEL_DIR COMMAND...
-#   KERNEL_DIR  a directory fetch.sh made (vmlinuz, modules/)
+#   KERNEL_DIR  a directory fetch.sh made (vmlinuz, modules/), or one with
+#               a vmlinuz that has 9p and overlay built in (modules/ empty)
 #   COMMAND     run by bash inside the guest, in the current directory
 # Prints the guest command's output and exits with its exit code; 124 when
 # the guest did not finish within SECONDS (default 600: qemu is killed),
@@ -49,6 +50,7 @@ initramfs() {
 		install -m 0755 "$LAB/init" "$stage/init" &&
 		mknod "$stage/dev/console" c 5 1 || { rm -rf "$stage"; die "cannot stage the initramfs"; }
 	for m in "$KDIR"/modules/*.ko*; do
+		[ -e "$m" ] || continue	# none: 9p and overlay built in
 		case $m in
 		*.xz) xz -dc "$m" >"$stage/modules/$(basename "$m" .xz)" ;;
 		*) cp "$m" "$stage/modules/" ;;

@@ -1,0 +1,43 @@
+# kernel-patches/: the stream-drops series applies to a real kernel tree
+# and checkpatch --strict (that tree's own) finds nothing but what only a
+# tree with the upstream history can clear; check.sh says so, and says
+# otherwise for a series that does not apply or that checkpatch rejects.
+# The fast part only (no kernel build: that is make -C kernel-patches
+# vmtest). The tree: BPFSTDERR_KSRC, else the one kernel-patches/
+# fetch-source.sh caches in /var/cache/bpfstderr-kp/linux-source-7.3;
+# without one, a skip line says why (this suite downloads no kernel).
+. tests/lib.sh
+
+KSRC=${BPFSTDERR_KSRC:-${KP_CACHE:-/var/cache/bpfstderr-kp}/linux-source-7.3}
+if [ ! -f "$KSRC/kernel/bpf/stream.c" ] || [ ! -f "$KSRC/scripts/checkpatch.pl" ]; then
+	skip "kernel-patches/check.sh" "no kernel tree at $KSRC (kernel-patches/fetch-source.sh\
+ caches Debian's linux-source-7.3 there, ~1.8 GB; or set BPFSTDERR_KSRC)"
+	finish
+fi
+out=$(mktmp)
+
+bash kernel-patches/check.sh "$KSRC" >"$out/check.txt" 2>&1; rc=$?
+sed 's/^/# /' "$out/check.txt"
+check_eq "check.sh passes on $KSRC" "$rc" 0
+check_eq "every patch applies" "$(grep -c '^   ok: 000[1-3]-' "$out/check.txt")" 3
+check_eq "checkpatch ran on every patch" "$(grep -c ': total: 0 errors' "$out/check.txt")" 3
+check_eq "no counted checkpatch finding" "$(grep -c '^      counted:' "$out/check.txt")" 0
+check "the build is skipped unless asked" grep -q 'skipped (pass --build' "$out/check.txt"
+
+# A series whose context no longer matches the tree: exit 1, named.
+mkdir -p "$out/bad-apply"
+cp kernel-patches/stream-drops/0001-*.patch "$out/bad-apply/"
+sed -i "s/^-\treturn ret ?: __bpf_stream_push_str(/-\treturn ret ?: __bpf_stream_push_string(/" "$out/bad-apply/"0001-*.patch
+bash kernel-patches/check.sh "$KSRC" --series "$out/bad-apply" >"$out/bad1.txt" 2>&1; rc=$?
+check_eq "a patch that does not apply: exit 1" "$rc" 1
+check "...and it is named" grep -q '^FAIL: 0001-.* does not apply' "$out/bad1.txt"
+
+# A patch checkpatch rejects (a line with trailing whitespace): exit 3.
+mkdir -p "$out/bad-style"
+cp kernel-patches/stream-drops/0001-*.patch "$out/bad-style/"
+sed -i 's|^+	/\* Nothing was queued, so no read will ever give the charge back. \*/$|&  |' \
+	"$out/bad-style/"0001-*.patch
+bash kernel-patches/check.sh "$KSRC" --series "$out/bad-style" >"$out/bad3.txt" 2>&1; rc=$?
+check_eq "a patch checkpatch rejects: exit 3" "$rc" 3
+check "...and the finding is counted" grep -q '^      counted: ERROR:TRAILING_WHITESPACE' "$out/bad3.txt"
+finish
