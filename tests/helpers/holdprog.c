@@ -3,7 +3,8 @@
  * told to quit (or stdin closes, or the helper is killed: the kernel then
  * unloads them), and run the writer on request.
  *
- *   holdprog [writer] [names] [anon] [demo] [subprogs] [twin_a] [twin_b] [idle N]
+ *   holdprog [writer] [names] [anon] [demo] [subprogs] [twin_a] [twin_b] [spin_a]
+ *            [spin_b] [idle N]
  * prints "prog ID NAME" per program ("refused SOURCE ERRNO STEP" per demo
  * fault source the host refuses), then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
@@ -19,6 +20,7 @@
  *                               kernel describes it: "fn KSYM LEN" per
  *                               function, "li ADDR LINE FILE" per jited line
  *                               entry, then "end"
+ *   run ID                   -> "ran RET": program ID test-run once (spin_*)
  *   quit
  */
 #include <errno.h>
@@ -40,6 +42,8 @@
 #include "subprogs.skel.h"
 #include "twin_a.skel.h"
 #include "twin_b.skel.h"
+#include "spin_a.skel.h"
+#include "spin_b.skel.h"
 #include <bpf/btf.h>
 
 static struct writer_bpf *writer;
@@ -50,6 +54,8 @@ static struct fault_progs *demo[FAULT_SRC_CNT];
 static struct subprogs_bpf *subprogs;
 static struct twin_a_bpf *twin_a;
 static struct twin_b_bpf *twin_b;
+static struct spin_a_bpf *spin_a;
+static struct spin_b_bpf *spin_b;
 
 static void print_prog(int fd)
 {
@@ -227,6 +233,38 @@ static int load_twin_b(void)
 	return 0;
 }
 
+/* Programs with equal code and equal names in two objects (the lab). */
+static int load_spin_a(void)
+{
+	spin_a = spin_a_bpf__open_and_load();
+	if (!spin_a)
+		return -errno;
+	print_prog(bpf_program__fd(spin_a->progs.twin_spin));
+	return 0;
+}
+
+static int load_spin_b(void)
+{
+	spin_b = spin_b_bpf__open_and_load();
+	if (!spin_b)
+		return -errno;
+	print_prog(bpf_program__fd(spin_b->progs.twin_spin));
+	return 0;
+}
+
+static void do_run(__u32 id)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+		printf("error run %d\n", -errno);
+	else
+		printf("ran %u\n", opts.retval);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The jited layout and line info of fd's program, read independently of
  * bpfstderr.
  */
@@ -367,6 +405,10 @@ int main(int argc, char **argv)
 			err = load_twin_a();
 		else if (!strcmp(argv[i], "twin_b"))
 			err = load_twin_b();
+		else if (!strcmp(argv[i], "spin_a"))
+			err = load_spin_a();
+		else if (!strcmp(argv[i], "spin_b"))
+			err = load_spin_b();
 		else if (!strcmp(argv[i], "idle") && i + 1 < argc)
 			err = load_idle(atoi(argv[++i]));
 		else
@@ -388,6 +430,8 @@ int main(int argc, char **argv)
 			do_otherbuild();
 		else if (!strncmp(line, "linfo", 5))
 			do_linfo(strtoul(line + 5, NULL, 10));
+		else if (!strncmp(line, "run ", 4))
+			do_run(strtoul(line + 4, NULL, 10));
 		else if (!strncmp(line, "quit", 4))
 			break;
 	}
@@ -398,6 +442,8 @@ int main(int argc, char **argv)
 	subprogs_bpf__destroy(subprogs);
 	twin_a_bpf__destroy(twin_a);
 	twin_b_bpf__destroy(twin_b);
+	spin_a_bpf__destroy(spin_a);
+	spin_b_bpf__destroy(spin_b);
 	if (anon_fd >= 0)
 		close(anon_fd);
 	return 0;
