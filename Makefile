@@ -104,7 +104,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h tests/bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -112,7 +112,7 @@ $(BUILD)/bpf/%.v4.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
 
-$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c bpf/*.h tests/bpf/*.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
 

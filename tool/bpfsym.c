@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* BPF frames: programs found by tag (subprograms have tags of their own),
- * their jited line info read while they are loaded, and what the journal
- * learned of programs since unloaded.
+/* BPF frames: programs found by tag (subprograms have tags of their own)
+ * and function name, the report's own program first, their jited line
+ * info read while they are loaded, and what the journal learned of
+ * programs since unloaded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,24 +38,33 @@ struct bprog {
 	struct bpf_line_info *linfo;
 	__u64 *jited_linfo;
 	struct btf *btf;
+	/* each function's name as its ksym has it (BTF func_info), in btf;
+	 * NULL without func_info: then the tag alone decides
+	 */
+	const char **names;
 };
 
 /* BPF frames resolved while their program was loaded, learned from the
- * journal: (tag, offset) -> location. Chained, LEARNED_BUCKETS heads.
+ * journal: (owner, tag, offset) -> location, where the owner is the
+ * program whose report named the frame. Chained by (tag, offset), so that
+ * every owner's resolution of one frame is in one chain. LEARNED_BUCKETS
+ * heads.
  */
 #define LEARNED_BUCKETS 1024
 
 struct learned {
 	struct learned *next;
+	__u32 owner_id;
+	__u64 owner_load_time;
 	hex_tag tag;
 	unsigned long long off;
 	struct sym_loc loc;
 };
 
-/* Tags looked for among the programs seen and not found, with how many
- * programs had been seen then: the next fault of a program that is gone
- * looks only at programs seen since, not at every one again. At most
- * MISSING_MAX of them (past that, each miss looks at every program).
+/* Tags looked for among the programs seen, with how many programs had
+ * been seen then: the next fault looks only at programs seen since, not
+ * at every one again. At most MISSING_MAX of them (past that, each look
+ * goes through every program).
  */
 #define MISSING_BUCKETS 256
 #define MISSING_MAX	4096
@@ -93,6 +103,7 @@ static void bprog_fini(struct bprog *p)
 	free(p->tags);
 	free(p->linfo);
 	free(p->jited_linfo);
+	free(p->names);
 	btf__free(p->btf);
 }
 
@@ -185,14 +196,47 @@ err:
 	return -ENOMEM;
 }
 
+/* Each function's BTF name, as the kernel names its ksym
+ * (bpf_get_prog_name()). Without func_info, names stays NULL.
+ */
+static void read_names(int fd, struct bprog *p, __u32 nr_func_info)
+{
+	struct bpf_func_info *fi = calloc(nr_func_info + 1, sizeof(*fi));
+	struct bpf_prog_info info = {};
+	const struct btf_type *t;
+	__u32 len = sizeof(info), i;
+
+	p->names = calloc(p->nr_funcs + 1, sizeof(*p->names));
+	if (!fi || !p->names || !p->btf || nr_func_info < p->nr_funcs)
+		goto none;
+	info.nr_func_info = nr_func_info;
+	info.func_info_rec_size = sizeof(*fi);
+	info.func_info = (__u64)(unsigned long)fi;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		goto none;
+	for (i = 0; i < p->nr_funcs; i++) {
+		t = btf__type_by_id(p->btf, fi[i].type_id);
+		p->names[i] = t ? btf__name_by_offset(p->btf, t->name_off) : NULL;
+		if (!p->names[i])
+			goto none;
+	}
+	free(fi);
+	return;
+none:
+	free(fi);
+	free(p->names);
+	p->names = NULL;
+}
+
 static int bprog_load(int fd, struct bprog *p)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	__u32 nf, nl, njl;
+	__u32 nf, nl, njl, nfi;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
+	nfi = info.nr_func_info;
 	nf = info.nr_jited_ksyms;
 	nl = info.nr_line_info;
 	njl = info.nr_jited_line_info;
@@ -225,18 +269,34 @@ static int bprog_load(int fd, struct bprog *p)
 	p->nr_linfo = nl == njl ? nl : 0;	/* one jited address per entry */
 	if (info.btf_id)
 		p->btf = btf__load_from_kernel_by_id(info.btf_id);
+	read_names(fd, p, nfi);
 	return 0;
 }
 
-static struct bprog *find_cached(struct bpfsym *s, const char *tag, int *func)
+/* The function of p that a frame names: its tag, and its name where p's
+ * are known (identical functions of one program share a tag too). -1:
+ * none.
+ */
+static int prog_func(const struct bprog *p, const char *tag, const char *name)
+{
+	__u32 i;
+
+	for (i = 0; i < p->nr_funcs; i++) {
+		if (strcmp(p->tags[i + 1], tag) && (i || strcmp(p->tags[0], tag)))
+			continue;
+		if (!p->names || !name || !strcmp(p->names[i], name))
+			return i;
+	}
+	return -1;
+}
+
+static struct bprog *find_prog(struct bpfsym *s, __u32 id, __u64 load_time)
 {
 	size_t i;
 
-	for (i = s->nprogs; i-- > 0;) {
-		*func = tags_func(s->progs[i].tags, s->progs[i].nr_funcs + 1, tag);
-		if (*func >= 0)
+	for (i = 0; i < s->nprogs; i++)
+		if (s->progs[i].id == id && s->progs[i].load_time == load_time)
 			return &s->progs[i];
-	}
 	return NULL;
 }
 
@@ -300,30 +360,19 @@ static struct missing *missing_of(struct bpfsym *s, const char *tag)
 	return m;
 }
 
-/* Load the program that has this tag, if it is still loaded. */
-static void cache_tag(struct bpfsym *s, const char *tag)
+/* Load a program seen before, if it is still the one that had its id. */
+static void cache_seen(struct bpfsym *s, const struct seen *sn)
 {
 	struct bpf_prog_info info = {};
-	struct missing *m;
 	struct bprog p, *tmp;
 	__u32 len = sizeof(info);
-	size_t i;
 	int fd;
 
-	see_new_programs(s);
-	m = missing_of(s, tag);
-	for (i = m ? m->nseen : 0;
-	     i < s->nseen && tags_func(s->seen[i].tags, s->seen[i].nr_tags, tag) < 0; i++)
-		;
-	if (m)
-		m->nseen = i;	/* not among those before i: found at i, or none */
-	if (i == s->nseen)
-		return;
-	fd = bpf_prog_get_fd_by_id(s->seen[i].id);
+	fd = bpf_prog_get_fd_by_id(sn->id);
 	if (fd < 0)
 		return;
 	/* the same program, not a later one that got its id */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.load_time != s->seen[i].load_time ||
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.load_time != sn->load_time ||
 	    bprog_load(fd, &p)) {
 		close(fd);
 		return;
@@ -338,12 +387,29 @@ static void cache_tag(struct bpfsym *s, const char *tag)
 	s->progs[s->nprogs++] = p;
 }
 
+/* Load every program that has this tag and is still loaded: the report's
+ * own program, or any other built from the same code, may be the one.
+ */
+static void cache_tag(struct bpfsym *s, const char *tag)
+{
+	struct missing *m = missing_of(s, tag);
+	size_t i;
+
+	for (i = m ? m->nseen : 0; i < s->nseen; i++)
+		if (tags_func(s->seen[i].tags, s->seen[i].nr_tags, tag) >= 0 &&
+		    !find_prog(s, s->seen[i].id, s->seen[i].load_time))
+			cache_seen(s, &s->seen[i]);
+	if (m)
+		m->nseen = s->nseen;
+}
+
 void bpfsym__warm(struct bpfsym *s, const struct fault *f)
 {
-	int i, func;
+	int i;
 
+	see_new_programs(s);
 	for (i = 0; i < f->frame_cnt; i++)
-		if (f->frames[i].is_bpf && !find_cached(s, f->frames[i].tag, &func))
+		if (f->frames[i].is_bpf)
 			cache_tag(s, f->frames[i].tag);
 }
 
@@ -356,34 +422,42 @@ static struct learned **learned_head(struct bpfsym *s, const char *tag, unsigned
 	return &s->learned[h % LEARNED_BUCKETS];
 }
 
-static const struct learned *find_learned(struct bpfsym *s, const char *tag,
-					  unsigned long long off)
+static bool is_owner(const struct learned *l, const struct prog_ident *owner)
+{
+	return l->owner_id == owner->id && l->owner_load_time == owner->load_time_ns;
+}
+
+static const struct learned *find_learned(struct bpfsym *s, const struct prog_ident *owner,
+					  const char *tag, unsigned long long off)
 {
 	struct learned **head = learned_head(s, tag, off), *l;
 
 	for (l = head ? *head : NULL; l; l = l->next)
-		if (l->off == off && !strcmp(l->tag, tag))
+		if (l->off == off && !strcmp(l->tag, tag) && is_owner(l, owner))
 			return l;
 	return NULL;
 }
 
-bool bpfsym__knows(struct bpfsym *s, const char *tag, unsigned long long off)
+bool bpfsym__knows(struct bpfsym *s, const struct prog_ident *owner, const char *tag,
+		   unsigned long long off)
 {
-	return find_learned(s, tag, off) != NULL;
+	return find_learned(s, owner, tag, off) != NULL;
 }
 
-int bpfsym__learn(struct bpfsym *s, const char *tag, unsigned long long off,
-		  const struct sym_loc *loc)
+int bpfsym__learn(struct bpfsym *s, const struct prog_ident *owner, const char *tag,
+		  unsigned long long off, const struct sym_loc *loc)
 {
 	struct learned **head, *l;
 	int i;
 
-	if (find_learned(s, tag, off))
+	if (find_learned(s, owner, tag, off))
 		return 0;
 	head = learned_head(s, tag, off);
 	l = head ? calloc(1, sizeof(*l)) : NULL;
 	if (!l)
 		return -ENOMEM;
+	l->owner_id = owner->id;
+	l->owner_load_time = owner->load_time_ns;
 	snprintf(l->tag, sizeof(l->tag), "%s", tag);
 	l->off = off;
 	l->loc = *loc;
@@ -400,21 +474,14 @@ int bpfsym__learn(struct bpfsym *s, const char *tag, unsigned long long off,
 /* The kernel's rule (bpf_prog_get_file_line): the last line entry of the
  * function whose jited address is below ip.
  */
-int bpfsym__frame(struct bpfsym *s, const struct frame *fr, struct sym_loc *loc)
+static int resolve(struct bpfsym *s, const struct bprog *p, int func, const struct frame *fr,
+		   struct sym_loc *loc)
 {
-	const struct learned *known = find_learned(s, fr->tag, fr->off);
 	const struct bpf_line_info *li = NULL;
-	struct bprog *p;
 	__u64 lo, hi, ip;
 	__u32 i;
-	int func;
 
-	if (known) {
-		*loc = known->loc;
-		return 0;
-	}
-	p = find_cached(s, fr->tag, &func);
-	if (!p || (__u32)func >= p->nr_funcs || !p->btf)
+	if (func < 0 || (__u32)func >= p->nr_funcs || !p->btf)
 		return -ENOENT;
 	lo = p->ksyms[func];
 	hi = lo + p->func_lens[func];
@@ -428,6 +495,7 @@ int bpfsym__frame(struct bpfsym *s, const struct frame *fr, struct sym_loc *loc)
 	}
 	if (!li)
 		return -ENOENT;
+	memset(loc, 0, sizeof(*loc));
 	loc->found = true;
 	loc->addr = ip;
 	loc->site_cnt = 1;
@@ -437,4 +505,82 @@ int bpfsym__frame(struct bpfsym *s, const struct frame *fr, struct sym_loc *loc)
 	loc->sites[0].col = BPF_LINE_INFO_LINE_COL(li->line_col);
 	loc->src_text = strpool__keep(s->st, btf__name_by_offset(p->btf, li->line_off));
 	return 0;
+}
+
+static bool same_site(const struct sym_site *a, const struct sym_site *b)
+{
+	return a->line == b->line && a->col == b->col &&
+	       !strcmp(a->file ? a->file : "", b->file ? b->file : "");
+}
+
+/* One more place the frame may be: loc gathers the distinct ones, the
+ * first one whole, the others as sites (candidates counts them).
+ */
+static void add_candidate(struct sym_loc *loc, const struct sym_loc *one)
+{
+	int i;
+
+	if (!one->site_cnt)
+		return;
+	if (!loc->candidates) {
+		*loc = *one;
+		loc->site_cnt = 1;
+		loc->candidates = 1;
+		return;
+	}
+	for (i = 0; i < loc->site_cnt; i++)
+		if (same_site(&loc->sites[i], &one->sites[0]))
+			return;
+	if (loc->site_cnt < SYM_INLINE_MAX)
+		loc->sites[loc->site_cnt++] = one->sites[0];
+	loc->candidates++;
+}
+
+/* Not the report's own program's: every program, loaded or learned of,
+ * whose function has the frame's tag and name. When they differ, all are
+ * given: a program built from the same code elsewhere is not this one.
+ */
+static int by_tag_and_name(struct bpfsym *s, const struct frame *fr, struct sym_loc *loc)
+{
+	struct learned **head = learned_head(s, fr->tag, fr->off), *l;
+	struct sym_loc one;
+	size_t i;
+
+	memset(loc, 0, sizeof(*loc));
+	for (i = 0; i < s->nprogs; i++)
+		if (!resolve(s, &s->progs[i], prog_func(&s->progs[i], fr->tag, fr->func), fr, &one))
+			add_candidate(loc, &one);
+	for (l = head ? *head : NULL; l; l = l->next)
+		if (l->off == fr->off && !strcmp(l->tag, fr->tag) && l->loc.sites[0].func &&
+		    !strcmp(l->loc.sites[0].func, fr->func))
+			add_candidate(loc, &l->loc);
+	if (!loc->candidates)
+		return -ENOENT;
+	if (loc->candidates > 1)
+		loc->src_text = NULL;	/* whose? */
+	else
+		loc->candidates = 0;
+	return 0;
+}
+
+/* The report's own program (and its subprograms) first: what was learned
+ * of it, else its line info while it is cached; then by tag and name.
+ */
+int bpfsym__frame(struct bpfsym *s, const struct prog_ident *owner, const struct frame *fr,
+		  struct sym_loc *loc)
+{
+	const struct learned *known;
+	struct bprog *p;
+
+	if (owner && owner->id) {
+		known = find_learned(s, owner, fr->tag, fr->off);
+		if (known) {
+			*loc = known->loc;
+			return 0;
+		}
+		p = find_prog(s, owner->id, owner->load_time_ns);
+		if (p && !resolve(s, p, prog_func(p, fr->tag, fr->func), fr, loc))
+			return 0;
+	}
+	return by_tag_and_name(s, fr, loc);
 }

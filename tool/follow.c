@@ -209,7 +209,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 		fprintf(out, "%sFAULT ", env.color ? fault_color(ev->fault->kind) : "");
 		print_fault_summary(out, ev->fault);
 		fprintf(out, "%s\n", env.color ? C_RESET : "");
-		print_frames(out, env.sym, ev->fault, "    ",
+		print_frames(out, env.sym, &pe->prog->ident, ev->fault, "    ",
 			     env.all_frames ? 0 : fault_first_frame(ev->fault), 0);
 		return;
 	}
@@ -217,7 +217,7 @@ static void print_text(FILE *out, const struct pipe_event *pe)
 		fputs("STACK ", out);
 		print_stack_summary(out, ev->fault);
 		fputc('\n', out);
-		print_frames(out, env.sym, ev->fault, "    ",
+		print_frames(out, env.sym, &pe->prog->ident, ev->fault, "    ",
 			     env.all_frames ? 0 : fault_first_frame(ev->fault), 0);
 		return;
 	}
@@ -360,7 +360,11 @@ int do_follow(int argc, char **argv)
 		.parser = parse_arg,
 		.children = journal_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
-		       "Fault reports are shown parsed. Events come through the journal, so every "
+		       "Fault reports are shown parsed. BPF frames are looked up in the reporting "
+		       "program first, then by tag and function name; differing candidates are "
+		       "all shown (ambiguous); where the kernel printed its own source line and "
+		       "ours differs, the kernel's is shown, marked \"(the kernel's line; line "
+		       "info says ...)\". Events come through the journal, so every "
 		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain; "
 		       "output then waits a second at most for a reader that does not read) "
 		       "or, with -p only, when every followed program is unloaded (exit 0).",

@@ -90,16 +90,23 @@ struct jprog jprog_of(const struct prog *p)
 
 /* ---- events, as they come out of reassembly ---------------------------- */
 
-/* Where each BPF frame is, while the program is still there to ask. */
+/* Where each BPF frame is, while the program is still there to ask: what
+ * the line info says (the kernel's own line stays in the event's text).
+ * A frame whose programs differ keeps no site: they are asked again.
+ */
 static int record_sites(struct tracked *t, const struct fault *f)
 {
+	const struct frame *fr;
 	struct sym_loc loc;
 	int i, err = 0;
 
-	for (i = 0; i < f->frame_cnt && !err; i++)
-		if (f->frames[i].is_bpf && !symbolizer__frame(t->pl->ops.sym, f, i, &loc))
-			err = journal__add_site(t->pl->ops.journal, t->p.row, f->frames[i].tag,
-						f->frames[i].off, &loc);
+	for (i = 0; i < f->frame_cnt && !err; i++) {
+		fr = &f->frames[i];
+		if (symbolizer__bpf_line_info(t->pl->ops.sym, &t->p.ident, fr, &loc) ||
+		    loc.candidates > 1)
+			continue;
+		err = journal__add_site(t->pl->ops.journal, t->p.row, fr->tag, fr->off, &loc);
+	}
 	return err;
 }
 
@@ -972,9 +979,16 @@ static struct learned_row *learned_row(struct pipeline *pl, long long row)
 	return &tmp[pl->nlearned++];
 }
 
+struct learn_ctx {
+	struct symbolizer *sym;
+	const struct prog_ident *owner;
+};
+
 static int learn_site(const char *tag, unsigned long long off, const struct sym_loc *loc, void *ctx)
 {
-	return symbolizer__learn_bpf(ctx, tag, off, loc);
+	struct learn_ctx *lc = ctx;
+
+	return symbolizer__learn_bpf(lc->sym, lc->owner, tag, off, loc);
 }
 
 /* The BPF frames of this fault as they were resolved at drain time, which
@@ -982,11 +996,13 @@ static int learn_site(const char *tag, unsigned long long off, const struct sym_
  */
 static int learn_sites(struct pipeline *pl, const struct jevent *e, const struct fault *f)
 {
+	struct learn_ctx lc = { .sym = pl->ops.sym, .owner = &e->prog->ident };
 	struct learned_row *lr;
 	int i;
 
 	for (i = 0; i < f->frame_cnt; i++)
-		if (f->frames[i].is_bpf && !symbolizer__knows_bpf(pl->ops.sym, f->frames[i].tag, f->frames[i].off))
+		if (f->frames[i].is_bpf &&
+		    !symbolizer__knows_bpf(pl->ops.sym, lc.owner, f->frames[i].tag, f->frames[i].off))
 			break;
 	if (i == f->frame_cnt)
 		return 0;
@@ -994,7 +1010,7 @@ static int learn_sites(struct pipeline *pl, const struct jevent *e, const struct
 	if (!lr || lr->upto_seq >= e->seq)
 		return 0;	/* nothing was recorded for that frame */
 	lr->upto_seq = journal__last_seq(pl->ops.journal);
-	return journal__sites(pl->ops.journal, e->prog->row, learn_site, pl->ops.sym);
+	return journal__sites(pl->ops.journal, e->prog->row, learn_site, &lc);
 }
 
 static struct prog prog_of(const struct jprog *jp)

@@ -164,7 +164,8 @@ static void add_symbolized(struct json_object *o, const struct sym_loc *loc)
 	struct json_object *sites = json_object_new_array(), *cands;
 	int i;
 
-	if (loc->sites[0].file) {
+	/* candidates that differ: none of them is the frame's own */
+	if (loc->sites[0].file && loc->candidates <= 1) {
 		add_str(o, "file", loc->sites[0].file);
 		json_object_object_add(o, "line", json_object_new_int(loc->sites[0].line));
 		json_object_object_add(o, "column", json_object_new_int(loc->sites[0].col));
@@ -179,13 +180,21 @@ static void add_symbolized(struct json_object *o, const struct sym_loc *loc)
 		json_object_put(sites);
 		return;
 	}
+	if (loc->kernel_line) {
+		json_object_object_add(o, "line_from", json_object_new_string("kernel"));
+		if (loc->ours.file)
+			json_object_object_add(o, "line_info_says", site_json(&loc->ours));
+		else
+			json_add_null(o, "line_info_says");
+	}
 	for (i = 0; i < loc->site_cnt; i++)
 		json_object_array_add(sites, site_json(&loc->sites[i]));
 	json_object_object_add(o, "sites", sites);
 	json_object_object_add(o, "exact", json_object_new_boolean(loc->exact));
 }
 
-static struct json_object *frame_json(struct symbolizer *sym, const struct fault *f, int i)
+static struct json_object *frame_json(struct symbolizer *sym, const struct prog_ident *owner,
+				      const struct fault *f, int i)
 {
 	const struct frame *fr = &f->frames[i];
 	struct json_object *o = json_object_new_object();
@@ -205,7 +214,10 @@ static struct json_object *frame_json(struct symbolizer *sym, const struct fault
 		json_object_object_add(o, "tag", json_object_new_string(fr->tag));
 		add_str(o, "func", fr->func);
 	}
-	if (sym && !symbolizer__frame(sym, f, i, &loc)) {
+	if (sym && !symbolizer__frame(sym, owner, f, i, &loc)) {
+		if (fr->is_bpf && !loc.kernel_line && loc.candidates <= 1)
+			json_object_object_add(o, "line_from",
+					       json_object_new_string("line_info"));
 		add_symbolized(o, &loc);
 		return o;
 	}
@@ -234,7 +246,8 @@ static struct json_object *lock_json(const struct fault *f)
 	return o;
 }
 
-struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
+struct json_object *fault_json(struct symbolizer *sym, const struct prog_ident *owner,
+			       const struct fault *f)
 {
 	struct json_object *o = json_object_new_object(), *frames, *task;
 	int i;
@@ -261,7 +274,7 @@ struct json_object *fault_json(struct symbolizer *sym, const struct fault *f)
 	}
 	frames = json_object_new_array();
 	for (i = 0; i < f->frame_cnt; i++)
-		json_object_array_add(frames, frame_json(sym, f, i));
+		json_object_array_add(frames, frame_json(sym, owner, f, i));
 	json_object_object_add(o, "frames", frames);
 	return o;
 }
@@ -289,7 +302,7 @@ struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *
 		json_object_object_add(o, "partial", json_object_new_boolean(ev->partial));
 	else
 		json_object_object_add(o, ev->kind == EV_STACK ? "stack" : "fault",
-				       fault_json(sym, ev->fault));
+				       fault_json(sym, &pe->prog->ident, ev->fault));
 	return o;
 }
 
@@ -406,6 +419,14 @@ static void print_symbolized(FILE *out, const struct sym_loc *loc, const char *i
 		fputs("  ", out);
 		fput_source(out, loc->src_text, strlen(loc->src_text));
 	}
+	if (loc->kernel_line) {
+		fputs("  (the kernel's line; line info says", out);
+		if (loc->ours.file)
+			print_site(out, &loc->ours);
+		else
+			fputs(" none", out);
+		fputc(')', out);
+	}
 	fputc('\n', out);
 	for (i = 0; i + 1 < loc->site_cnt; i++) {
 		fprintf(out, "%s    ", indent);
@@ -434,8 +455,8 @@ static int frames_end(const struct fault *f, int first, int max)
 	return end;
 }
 
-void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
-		  int first, int max)
+void print_frames(FILE *out, struct symbolizer *sym, const struct prog_ident *owner,
+		  const struct fault *f, const char *indent, int first, int max)
 {
 	int end = frames_end(f, first, max), i;
 	const struct frame *fr;
@@ -458,7 +479,7 @@ void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, cons
 			put(out, fr->module);
 			fputc(']', out);
 		}
-		if (sym && !symbolizer__frame(sym, f, i, &loc)) {
+		if (sym && !symbolizer__frame(sym, owner, f, i, &loc)) {
 			print_symbolized(out, &loc, indent);
 			continue;
 		}

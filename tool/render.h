@@ -49,8 +49,12 @@ struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT])
 /* RFC kernels: {"count", "max", "hidden"}; NULL elsewhere. */
 struct json_object *error_count_json(bool has_error_count, long long count);
 
-/* sym may be NULL: frames as the kernel printed them. */
-struct json_object *fault_json(struct symbolizer *sym, const struct fault *f);
+/* sym may be NULL: frames as the kernel printed them. owner: the program
+ * whose stream carried f (its BPF frames are looked up there first);
+ * NULL or id 0 when not known.
+ */
+struct json_object *fault_json(struct symbolizer *sym, const struct prog_ident *owner,
+			       const struct fault *f);
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe);
 
 /* "message", "fault", "stack": an event's "kind" in JSON. */
@@ -75,8 +79,8 @@ struct json_object *addr_set_json(const struct addr_set *a);
  * else about max frames: a BPF frame is never cut, only the frames past
  * the outermost one (test run, syscall, attach point), as "... N more".
  */
-void print_frames(FILE *out, struct symbolizer *sym, const struct fault *f, const char *indent,
-		  int first, int max);
+void print_frames(FILE *out, struct symbolizer *sym, const struct prog_ident *owner,
+		  const struct fault *f, const char *indent, int first, int max);
 /* Where the interesting part of a trace starts: the frame that called into
  * the reporting machinery, just above the innermost BPF frame.
  */

@@ -186,6 +186,8 @@ static int live_sink(const struct pipe_event *pe, void *ctx)
 	struct report *r = ctx;
 	struct gprog *gp = grouper__prog(r->g, pe->prog->ident.id, pe->prog->ident.tag, pe->prog->ident.name);
 
+	if (gp)	/* its frames are looked up in it first (symbolize.h) */
+		gp->ident.load_time_ns = pe->prog->ident.load_time_ns;
 	if (gp && r->journal) {	/* what every drainer read, as of this event */
 		memcpy(gp->bytes_read, pe->prog->read_bytes, sizeof(gp->bytes_read));
 		gp->ident.type = pe->prog->ident.type;
@@ -312,6 +314,7 @@ static void add_silent_losses(struct report *r)
 			continue;
 		gp = grouper__prog(r->g, p->ident.id, p->ident.tag, p->ident.name);
 		if (gp) {
+			gp->ident.load_time_ns = p->ident.load_time_ns;
 			gp->ident.type = p->ident.type;
 			gp->has_type = true;
 		}
@@ -330,6 +333,7 @@ static void note_drained(struct report *r, struct pipeline *pl)
 		if (!gp)
 			continue;
 		memcpy(gp->bytes_read, t[i]->bytes_read, sizeof(gp->bytes_read));
+		gp->ident.load_time_ns = t[i]->p.ident.load_time_ns;
 		gp->ident.type = t[i]->p.ident.type;
 		gp->has_type = true;
 	}
@@ -482,7 +486,8 @@ static struct json_object *time_json(const struct report *r, const struct timesp
 	return json_object_new_string(buf);
 }
 
-static struct json_object *group_json(const struct report *r, const struct fgroup *grp)
+static struct json_object *group_json(const struct report *r, const struct gprog *gp,
+				       const struct fgroup *grp)
 {
 	struct json_object *o = json_object_new_object();
 	struct fault f;
@@ -497,7 +502,7 @@ static struct json_object *group_json(const struct report *r, const struct fgrou
 	json_object_object_add(o, "addresses", addr_set_json(&grp->addrs));
 	json_add_bytes(o, "signature", grp->signature, strlen(grp->signature));
 	if (!fault__parse(grp->example, grp->example_len, true, &f)) {
-		json_object_object_add(o, "example", fault_json(r->sym, &f));
+		json_object_object_add(o, "example", fault_json(r->sym, &gp->ident, &f));
 		fault__fini(&f);
 	}
 	return o;
@@ -510,7 +515,7 @@ static struct json_object *stack_json(const struct report *r, const struct gprog
 	struct fault f;
 
 	if (gp->stack_dumps && !fault__parse(gp->stack_example, gp->stack_example_len, true, &f)) {
-		o = fault_json(r->sym, &f);
+		o = fault_json(r->sym, &gp->ident, &f);
 		fault__fini(&f);
 	}
 	return o;
@@ -538,7 +543,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
 	groups = json_object_new_array();
 	for (i = 0; i < gp->group_cnt; i++)
-		json_object_array_add(groups, group_json(r, &gp->groups[i]));
+		json_object_array_add(groups, group_json(r, gp, &gp->groups[i]));
 	json_object_object_add(o, "groups", groups);
 	return o;
 }
@@ -645,7 +650,8 @@ static void print_saturation_plain(const struct saturation *s, const struct gpro
 	}
 }
 
-static void print_group_plain(const struct report *r, const struct fgroup *grp)
+static void print_group_plain(const struct report *r, const struct gprog *gp,
+			      const struct fgroup *grp)
 {
 	char first[32], last[32];
 	struct fault f;
@@ -661,7 +667,7 @@ static void print_group_plain(const struct report *r, const struct fgroup *grp)
 	}
 	printf("; %d task%s, %d CPU%s%s\n", grp->pid_cnt, grp->pid_cnt == 1 ? "" : "s",
 	       grp->cpu_cnt, grp->cpu_cnt == 1 ? "" : "s", grp->sets_overflow ? " or more" : "");
-	print_frames(stdout, r->sym, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
+	print_frames(stdout, r->sym, &gp->ident, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
 	fault__fini(&f);
 }
 
@@ -677,7 +683,7 @@ static void print_stack_plain(const struct report *r, const struct gprog *gp)
 		return;
 	print_stack_summary(stdout, &f);
 	printf(gp->stack_dumps > 1 ? ", the latest\n" : "\n");
-	print_frames(stdout, r->sym, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
+	print_frames(stdout, r->sym, &gp->ident, &f, "      ", fault_first_frame(&f), EXAMPLE_FRAMES);
 	fault__fini(&f);
 }
 
@@ -716,7 +722,7 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 	printf("\n");
 	print_saturation_plain(&s, gp);
 	for (i = 0; i < gp->group_cnt; i++)
-		print_group_plain(r, &gp->groups[i]);
+		print_group_plain(r, gp, &gp->groups[i]);
 	print_stack_plain(r, gp);
 }
 
@@ -771,6 +777,10 @@ int do_report(int argc, char **argv)
 		.doc = "Drain every program's streams into the journal, then group the faults "
 		       "the journal holds (all it keeps, or --since/--until) and print them; "
 		       "programs unloaded since are marked so. Or read saved dumps.\v"
+		       "BPF frames are looked up in the reporting program first, then by tag and "
+		       "function name; differing candidates are all shown (ambiguous); where the "
+		       "kernel printed its own source line and ours differs, the kernel's is "
+		       "shown, marked \"(the kernel's line; line info says ...)\".\n\n"
 		       "Exit status: 0 no faults and no lost reports, 1 faults in what is reported "
 		       "(with the journal: all it keeps, or the --since/--until window) or stderr "
 		       "bytes lost, 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "

@@ -516,7 +516,7 @@ static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, i
 			print_fault_summary(f, &flt);
 			fputc('\n', f);
 			if (frames)
-				print_frames(f, sym, &flt, "    ", fault_first_frame(&flt), 0);
+				print_frames(f, sym, &r->ident, &flt, "    ", fault_first_frame(&flt), 0);
 			fault__fini(&flt);
 			continue;
 		}
@@ -689,7 +689,7 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 		print_group_summary(f, &flt, &g->addrs);
 		fprintf(f, "\n  first %.8s, last %.8s, %d task%s, %d CPU%s\n", first, last,
 			g->pid_cnt, g->pid_cnt == 1 ? "" : "s", g->cpu_cnt, g->cpu_cnt == 1 ? "" : "s");
-		print_frames(f, t->m->sym, &flt, "    ", fault_first_frame(&flt), 12);
+		print_frames(f, t->m->sym, &r->ident, &flt, "    ", fault_first_frame(&flt), 12);
 		fault__fini(&flt);
 	}
 	if (!gp || !gp->group_cnt)

@@ -22,7 +22,7 @@ static int on_event(const struct event *ev, void *ctx)
 		return 0;
 	sig = fault_signature(ev->fault);
 	free(sig);
-	o = fault_json(NULL, ev->fault);
+	o = fault_json(NULL, NULL, ev->fault);
 	json_object_to_json_string(o);
 	json_object_put(o);
 	return 0;

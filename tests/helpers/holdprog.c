@@ -3,7 +3,8 @@
  * told to quit (or stdin closes, or the helper is killed: the kernel then
  * unloads them), and run the writer on request.
  *
- *   holdprog [writer] [names] [anon] [demo] [subprogs] [idle N]
+ *   holdprog [writer] [names] [anon] [demo] [subprogs] [twin_a] [twin_b] [spin_a]
+ *            [spin_b] [idle N]
  * prints "prog ID NAME" per program ("refused SOURCE ERRNO STEP" per demo
  * fault source the host refuses), then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
@@ -17,9 +18,11 @@
  *   otherbuild               -> the writer build this kernel does NOT take
  *                               (bpf/stream_printk.h), loaded: "loaded", or
  *                               "refused ERRNO CAUSE" (printk_externs_mismatch)
- *   linfo                    -> the subprogs program as the kernel describes
- *                               it: "fn KSYM LEN" per function, "li ADDR LINE
- *                               FILE" per jited line entry, then "end"
+ *   linfo [ID]               -> the subprogs program (or program ID) as the
+ *                               kernel describes it: "fn KSYM LEN" per
+ *                               function, "li ADDR LINE FILE" per jited line
+ *                               entry, then "end"
+ *   run ID                   -> "ran RET": program ID test-run once (spin_*)
  *   quit
  */
 #include <errno.h>
@@ -40,6 +43,10 @@
 #include "names.skel.h"
 #include "faultsrc.h"
 #include "subprogs.skel.h"
+#include "twin_a.skel.h"
+#include "twin_b.skel.h"
+#include "spin_a.skel.h"
+#include "spin_b.skel.h"
 #include <bpf/btf.h>
 
 static struct writer_bpf *writer;
@@ -48,6 +55,10 @@ static int anon_fd = -1;
 static int *idle_fds, idle_cnt;
 static struct fault_progs *demo[FAULT_SRC_CNT];
 static struct subprogs_bpf *subprogs;
+static struct twin_a_bpf *twin_a;
+static struct twin_b_bpf *twin_b;
+static struct spin_a_bpf *spin_a;
+static struct spin_b_bpf *spin_b;
 
 static void print_prog(int fd)
 {
@@ -205,8 +216,62 @@ static int load_subprogs(void)
 	return 0;
 }
 
-/* Read back the jited layout and line info, independently of bpfstderr. */
-static void do_linfo(void)
+/* Programs with equal instructions (one tag) in two objects. */
+static int load_twin_a(void)
+{
+	twin_a = twin_a_bpf__open_and_load();
+	if (!twin_a)
+		return -errno;
+	print_prog(bpf_program__fd(twin_a->progs.twin_one));
+	return 0;
+}
+
+static int load_twin_b(void)
+{
+	twin_b = twin_b_bpf__open_and_load();
+	if (!twin_b)
+		return -errno;
+	print_prog(bpf_program__fd(twin_b->progs.twin_two));
+	print_prog(bpf_program__fd(twin_b->progs.twin_one));
+	return 0;
+}
+
+/* Programs with equal code and equal names in two objects (the lab). */
+static int load_spin_a(void)
+{
+	spin_a = spin_a_bpf__open_and_load();
+	if (!spin_a)
+		return -errno;
+	print_prog(bpf_program__fd(spin_a->progs.twin_spin));
+	return 0;
+}
+
+static int load_spin_b(void)
+{
+	spin_b = spin_b_bpf__open_and_load();
+	if (!spin_b)
+		return -errno;
+	print_prog(bpf_program__fd(spin_b->progs.twin_spin));
+	return 0;
+}
+
+static void do_run(__u32 id)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+		printf("error run %d\n", -errno);
+	else
+		printf("ran %u\n", opts.retval);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The jited layout and line info of fd's program, read independently of
+ * bpfstderr.
+ */
+static void do_linfo_fd(int fd)
 {
 	__u64 ksyms[16] = {}, jl[512] = {};
 	__u32 lens[16] = {}, n, i;
@@ -214,7 +279,6 @@ static void do_linfo(void)
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	struct btf *btf;
-	int fd = subprogs ? bpf_program__fd(subprogs->progs.subprogs_main) : -1;
 
 	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.nr_line_info > 512 ||
 	    info.nr_jited_ksyms > 16) {
@@ -245,6 +309,19 @@ static void do_linfo(void)
 		       btf__name_by_offset(btf, li[i].file_name_off));
 	printf("end\n");
 	btf__free(btf);
+}
+
+/* Read back the jited layout and line info, independently of bpfstderr:
+ * of program id, or of subprogs when id is 0.
+ */
+static void do_linfo(__u32 id)
+{
+	int fd = id ? bpf_prog_get_fd_by_id(id) :
+		 subprogs ? bpf_program__fd(subprogs->progs.subprogs_main) : -1;
+
+	do_linfo_fd(fd);
+	if (id && fd >= 0)
+		close(fd);
 }
 
 static void do_write(int stream, int count, int len, bool oversize)
@@ -328,6 +405,14 @@ int main(int argc, char **argv)
 			err = load_demo();
 		else if (!strcmp(argv[i], "subprogs"))
 			err = load_subprogs();
+		else if (!strcmp(argv[i], "twin_a"))
+			err = load_twin_a();
+		else if (!strcmp(argv[i], "twin_b"))
+			err = load_twin_b();
+		else if (!strcmp(argv[i], "spin_a"))
+			err = load_spin_a();
+		else if (!strcmp(argv[i], "spin_b"))
+			err = load_spin_b();
 		else if (!strcmp(argv[i], "idle") && i + 1 < argc)
 			err = load_idle(atoi(argv[++i]));
 		else
@@ -350,7 +435,9 @@ int main(int argc, char **argv)
 		else if (!strncmp(line, "otherbuild", 10))
 			do_otherbuild();
 		else if (!strncmp(line, "linfo", 5))
-			do_linfo();
+			do_linfo(strtoul(line + 5, NULL, 10));
+		else if (!strncmp(line, "run ", 4))
+			do_run(strtoul(line + 4, NULL, 10));
 		else if (!strncmp(line, "quit", 4))
 			break;
 	}
@@ -359,6 +446,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < FAULT_SRC_CNT; i++)
 		fault_progs__free(demo[i]);
 	subprogs_bpf__destroy(subprogs);
+	twin_a_bpf__destroy(twin_a);
+	twin_b_bpf__destroy(twin_b);
+	spin_a_bpf__destroy(spin_a);
+	spin_b_bpf__destroy(spin_b);
 	if (anon_fd >= 0)
 		close(anon_fd);
 	return 0;

@@ -474,7 +474,7 @@ static void test_frame_hex_vs_strtoull(void)
 
 static char *fault_json_str(const struct fault *f)
 {
-	struct json_object *o = fault_json(NULL, f);
+	struct json_object *o = fault_json(NULL, NULL, f);
 	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 
 	json_object_put(o);
