@@ -151,6 +151,7 @@ check "SIGKILL while sending: some entries sent, not all ($(count "$t/kill1.json
 	test "$(count "$t/kill1.json" "$JID")" -gt 0 -a "$(count "$t/kill1.json" "$JID")" -lt 3000
 shim "$d" record -d 0.05 --journald --journal "$J" 2>> "$t/kill.err" & rpid=$!
 wait "$apid"
+moved
 check "restarted: every fixture served" wait_served "$d" "$id"
 sleep 1
 stop_record "$rpid"
