@@ -319,8 +319,10 @@ if pin_capacity "$mnt"; then
 		accounted_is_cap() { [ "$(gauge accounted)" = "$cap" ]; }
 		if [ "${cap:-0}" = 0 ] && ! wait_until 5 faults5; then
 			# design.md section 4: some kernels charge nothing for what they drop
-			check "dropped without a trace ($kind, capacity 0): Prometheus says no loss" wait_until 30 accounted_is_cap
-			check_eq "... and lost bytes 0" "$(gauge lost)" 0
+			# a program with nothing accounted has no such series, or 0
+			check "dropped without a trace ($kind, capacity 0): Prometheus accounts nothing ($(gauge accounted))" \
+				bash -c "[[ '$(gauge accounted)' =~ ^(null|0)$ ]]"
+			check "... and counts no loss ($(gauge lost))" bash -c "[[ '$(gauge lost)' =~ ^(null|0)$ ]]"
 			skip "the leaked-capacity signal in Prometheus" "this host charges nothing for a dropped report: the kernel lab shows real loss (tests/vm)"
 			stop_holder L
 			finish
