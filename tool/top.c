@@ -386,6 +386,7 @@ static struct json_object *row_json(const struct row *r)
 			       owners_json(r->owners, r->owner_cnt));
 	json_add_bool(o, "unloaded", r->unloaded);
 	json_object_object_add(o, "messages", per_stream_json(r->msgs));
+	json_add_int(o, "stack_dumps", r->stack_dumps);
 	json_object_object_add(o, "faults", faults_json(r->faults));
 	json_add_int(o, "fault_count", r->fault_total);
 	json_object_object_add(o, "fault_rate_per_min", json_object_new_double(r->rate));

@@ -381,6 +381,10 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	remember(r, pe);
 	m->version++;
 	top_model__row_changed(m, r);
+	if (pe->ev->kind == EV_STACK) {
+		r->stack_dumps++;
+		return 0;
+	}
 	if (pe->ev->kind != EV_FAULT) {
 		r->msgs[stream_idx(pe->ev->stream)]++;
 		return 0;

@@ -64,6 +64,7 @@ struct row {
 	struct prog_owner *owners;	/* all of them (owner_cnt) */
 	int owner_cnt;
 	unsigned long long msgs[STREAM_CNT];
+	unsigned long long stack_dumps;	/* bpf_stream_print_stack(): no fault, no message */
 	unsigned long long faults[FAULT_KIND_CNT];
 	unsigned long long fault_total;
 	unsigned long long faults_at_last_tick;
