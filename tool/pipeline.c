@@ -532,6 +532,31 @@ static int left_after(int capacity, unsigned long long read)
 	return (unsigned long long)capacity > read ? capacity - (int)read : 0;
 }
 
+/* A stream full before the read (stream_full()) may have refused
+ * reports: what comes off it now never says so. Kept with the time, and
+ * in the journal (once per time it fills), for every view and process.
+ */
+static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *p)
+{
+	struct journal *j = pl->ops.journal;
+	struct timespec now;
+	bool was;
+	int i, err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < STREAM_CNT; i++) {
+		was = t->full[i];
+		t->full[i] = p->has_streams && stream_full(p->capacity[i]);
+		if (!t->full[i] || was)
+			continue;
+		t->full_ns[i] = now.tv_sec * 1000000000LL + now.tv_nsec;
+		if (j && !err)
+			err = (t->p.row ? 0 : journal__prog(j, &t->p)) ?:
+			      journal__set_full(j, t->p.row, i + 1, t->full_ns[i]);
+	}
+	return err;
+}
+
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
@@ -552,6 +577,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		pl->no_room = true;
 		return 0;
 	}
+	err = note_full(pl, t, p);
+	if (err)
+		return err;
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
 	mark_dry(pl, t, p, mask, before, err);
 	/* read to the end: what is left was never readable */
