@@ -550,6 +550,7 @@ static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *
 		if (!t->full[i] || was)
 			continue;
 		t->full_ns[i] = now.tv_sec * 1000000000LL + now.tv_nsec;
+		t->p.full_ns[i] = t->full_ns[i];	/* what sinks see without a journal */
 		if (j && !err)
 			err = (t->p.row ? 0 : journal__prog(j, &t->p)) ?:
 			      journal__set_full(j, t->p.row, i + 1, t->full_ns[i]);

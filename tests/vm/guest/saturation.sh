@@ -5,7 +5,9 @@
 #   nothing (the demo, a fault a second) no program is losing reports.
 # - a stream that a burst of faults filled (no reader running) is found
 #   full by the drain that empties it: report says so (text and JSON, with
-#   the time), from the journal too, after the bytes were read.
+#   the time), from the journal too, after the bytes were read; so does a
+#   follow that drained it (and a report after it, through the journal),
+#   and record's metrics.
 # Oracles: the pinned capacity iterator (bpftool), the kernel's own report
 # size, a raw BPF_PROG_STREAM_READ_BY_FD reader.
 . tests/lib.sh
@@ -70,6 +72,51 @@ check "report (text, from the journal): stderr FULL when drained" \
 check_eq "report --json again (nothing new to drain): still full at the drain" \
 	"$(prog "$out/again.json" | jq -r '.streams.stderr.full_at_drain')" true
 check_eq "... still losing reports" "$(prog "$out/again.json" | jq -r .reports_lost)" true
+
+# follow running all along (polling every 30 s: its last drain, at
+# SIGINT, is the one that finds the stream full), then report from the
+# same journal: nothing left to drain, the journal says it was full.
+check_eq "holdprog: 200 deadlocks more" "$(holder_cmd H "fault deadlock 200")" "ran 200"
+j2=$out/follow.db
+"$BPFSTDERR" follow -p "$id" --json -d 30 --journal "$j2" > "$out/follow.json" 2> "$out/follow.err" &
+fpid=$!
+for i in $(seq 100); do [ -e "$j2-wal" ] && break; sleep 0.1; done
+sleep 1
+kill -INT "$fpid"; wait "$fpid"
+check_eq "follow: exit 0 at SIGINT" "$?" 0
+check_eq "follow --json: one stream_full event, stderr" \
+	"$(jq -r 'select(.kind == "stream_full") | .stream' "$out/follow.json" | paste -sd' ')" stderr
+check "follow --json: the reports it read follow it" \
+	test "$(jq -r 'select(.kind == "fault") | .fault.kind' "$out/follow.json" | grep -c lock_deadlock)" -ge 170
+check "follow --json: valid NDJSON" jq -e . "$out/follow.json" > /dev/null
+"$BPFSTDERR" report --json --journal "$j2" > "$out/after-follow.json" 2>/dev/null
+check_eq "report after follow drained it: full at the drain" \
+	"$(prog "$out/after-follow.json" | jq -r '.streams.stderr.full_at_drain')" true
+check_eq "report after follow drained it: losing reports" \
+	"$(prog "$out/after-follow.json" | jq -r .reports_lost)" true
+
+# record's metrics: its first drain finds the stream full.
+check_eq "holdprog: 200 deadlocks more" "$(holder_cmd H "fault deadlock 200")" "ran 200"
+port=9417
+ip link set lo up 2>/dev/null	# the guest boots with no network, lo down
+"$BPFSTDERR" record -d 30 --journal "$out/rec.db" --metrics-address "127.0.0.1:$port" \
+	> /dev/null 2> "$out/rec.err" &
+rpid=$!
+for i in $(seq 100); do
+	curl -sf "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" 2>/dev/null &&
+		grep -q "^bpfstderr_stream_full_at_drain_timestamp_seconds{.*prog_id=\"$id\".*stream=\"stderr\"} [1-9]" \
+			"$out/metrics.txt" && break
+	sleep 0.2
+done
+kill -INT "$rpid"; wait "$rpid"
+grep -q '^bpfstderr_programs ' "$out/metrics.txt" 2>/dev/null ||
+	sed 's/^/# record: /' "$out/rec.err"
+check "metrics: demo_deadlock's stderr found full, with the time" \
+	grep -q "^bpfstderr_stream_full_at_drain_timestamp_seconds{.*prog_id=\"$id\".*stream=\"stderr\"} [1-9]" \
+	"$out/metrics.txt"
+check "metrics: a program losing reports" grep -qE '^bpfstderr_programs_losing_reports [1-9]' "$out/metrics.txt"
+check_eq "metrics: it lost no bytes a read to the end left (it was read whole)" \
+	"$(grep "^bpfstderr_stream_lost_bytes{.*prog_id=\"$id\".*stream=\"stderr\"}" "$out/metrics.txt" | awk '{ print $2 }')" 0
 
 rm -f "$CAPACITY_PIN"; umount "$out/pin"
 stop_holder H
