@@ -85,6 +85,9 @@ static void test_json(void)
 							   "dropped_messages")) == 3, "%s", s);
 	CHECK(json_object_get_int64(json_object_object_get(json_object_object_get(err, "stderr"),
 							   "dropped_bytes")) == 261, "%s", s);
+	/* issue 27 item 6: with the counters the refused count is exact */
+	CHECK(json_object_get_int64(json_object_object_get(json_object_object_get(err, "stderr"),
+							   "refused_reports")) == 3, "%s", s);
 	json_object_put(err);
 	json_object_put(o);
 	o = streams_json(true, without.capacity, NULL, NULL, NULL);
