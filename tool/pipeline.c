@@ -534,20 +534,19 @@ static int left_after(int capacity, unsigned long long read)
 
 /* A stream full before the read (stream_full()) may have refused
  * reports: what comes off it now never says so. Kept with the time, and
- * in the journal (once per time it fills), for every view and process.
+ * in the journal, for every view and process. A read runs to the end of
+ * the stream: each drain that finds it full found a fill of its own.
  */
 static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	struct journal *j = pl->ops.journal;
 	struct timespec now;
-	bool was;
 	int i, err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (i = 0; i < STREAM_CNT; i++) {
-		was = t->full[i];
 		t->full[i] = p->has_streams && stream_full(p->capacity[i]);
-		if (!t->full[i] || was)
+		if (!t->full[i])
 			continue;
 		t->full_ns[i] = now.tv_sec * 1000000000LL + now.tv_nsec;
 		t->p.full_ns[i] = t->full_ns[i];	/* what sinks see without a journal */
