@@ -433,6 +433,8 @@ static struct saturation saturation_of(const struct report *r, const struct gpro
 	const struct prog *p;
 	int i;
 
+	/* the journal's, also for programs unloaded since */
+	memcpy(s.full_ns, gp->full_ns, sizeof(s.full_ns));
 	if (!r->live || !(p = prog_list__find(&r->after, gp->ident.id)) || strcmp(p->ident.tag, gp->ident.tag))
 		return s;
 	s.known = p->has_streams;
@@ -469,6 +471,7 @@ static bool reports_lost(const struct saturation *s, const struct gprog *gp)
 	int i = stream_idx(STREAM_STDERR);
 
 	return (s->known && stream_losing(s->has_drops, s->dropped_msgs[i], s->leaked[i], s->full_ns[i])) ||
+	       (!s->known && s->full_ns[i]) ||	/* unloaded since it was found full */
 	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
 	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
 }
@@ -657,6 +660,8 @@ static void print_saturation_plain(const struct saturation *s, const struct gpro
 			printf("  %s: %lld messages (%lld bytes) dropped by the kernel (its counters)\n",
 			       stream_name(st), s->dropped_msgs[stream_idx(st)],
 			       s->dropped_bytes[stream_idx(st)]);
+		if (!s->known)	/* unloaded since: the journal's fill time only */
+			print_full_plain(st, s->full_ns[stream_idx(st)]);
 		if (!s->known || s->has_drops)
 			continue;
 		print_full_plain(st, s->full_ns[stream_idx(st)]);

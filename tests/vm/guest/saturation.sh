@@ -120,4 +120,13 @@ check_eq "metrics: it lost no bytes a read to the end left (it was read whole)" 
 
 rm -f "$CAPACITY_PIN"; umount "$out/pin"
 stop_holder H
+
+# unloaded since: the journal still says its stderr was found full
+"$BPFSTDERR" report --json --journal "$j2" > "$out/unloaded.json" 2>/dev/null
+check_eq "report, program unloaded since: marked unloaded" "$(prog "$out/unloaded.json" | jq -r .unloaded)" true
+check_eq "report, program unloaded since: still losing reports (found full)" \
+	"$(prog "$out/unloaded.json" | jq -r .reports_lost)" true
+"$BPFSTDERR" report --journal "$j2" > "$out/unloaded.txt" 2>&1
+check "report (text), program unloaded since: stderr full when drained" \
+	grep -qE 'stderr: full when drained at [0-9]' "$out/unloaded.txt"
 finish
