@@ -43,6 +43,7 @@ static struct follow_env {
 	bool color;
 	const char *vmlinux;
 	struct symbolizer *sym;
+	long long started_ns;	/* CLOCK_REALTIME */
 } env;
 
 enum {
@@ -253,12 +254,89 @@ static bool is_error(const struct event *ev)
 	return ev->kind == EV_FAULT || (ev->kind == EV_STACK && ev->stream == STREAM_STDERR);
 }
 
+/* When each program's streams were last found full, as said so far. */
+struct full_seen {
+	__u32 id;
+	__u64 load_time_ns;
+	long long full_ns[STREAM_CNT];
+};
+
+static struct full_seen *full_seen_of(const struct prog_ident *id)
+{
+	static struct full_seen *seen;
+	static size_t cnt;
+	struct full_seen *tmp;
+	size_t i;
+
+	for (i = 0; i < cnt; i++)
+		if (seen[i].id == id->id && seen[i].load_time_ns == id->load_time_ns)
+			return &seen[i];
+	tmp = realloc(seen, (cnt + 1) * sizeof(*seen));
+	if (!tmp)
+		return NULL;
+	seen = tmp;
+	seen[cnt] = (struct full_seen){ .id = id->id, .load_time_ns = id->load_time_ns };
+	return &seen[cnt++];
+}
+
+static void print_full(FILE *out, const struct pipe_event *pe, enum stream s, long long ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	struct json_object *o, *prog;
+	char at[40];
+
+	if (env.json) {
+		o = json_object_new_object();
+		prog = json_object_new_object();
+		format_time(&ts, at, sizeof(at), true);
+		json_object_object_add(o, "schema_version", json_object_new_int(EVENT_SCHEMA_VERSION));
+		json_object_object_add(o, "time", json_object_new_string(at));
+		prog_ident_json(prog, &pe->prog->ident, true);
+		json_object_object_add(o, "prog", prog);
+		json_object_object_add(o, "stream", json_object_new_string(stream_name(s)));
+		json_object_object_add(o, "kind", json_object_new_string("stream_full"));
+		json_print(o, out);
+		json_object_put(o);
+		return;
+	}
+	format_time(&ts, at, sizeof(at), false);
+	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", at, env.color ? C_RESET : "",
+		pe->prog->ident.id);
+	fput_term(out, pe->prog->ident.name, strlen(pe->prog->ident.name));
+	fprintf(out, " %s: %sFULL when drained: the kernel refused what did not fit (%s lost, how many unknown)%s\n",
+		stream_name(s), env.color ? C_FAULT : "",
+		s == STREAM_STDERR ? "fault reports and messages" : "messages", env.color ? C_RESET : "");
+}
+
+/* A drain (ours or, through the journal, anyone's) found a stream full:
+ * reports were refused then, and the bytes read never say so. Said once
+ * per time it filled, before the first event that comes with it.
+ */
+static void say_full(const struct pipe_event *pe)
+{
+	struct full_seen *f = full_seen_of(&pe->prog->ident);
+	unsigned int mask = env.streams ?: STREAM_MASK_BOTH;
+	enum stream s;
+	int i;
+
+	for_each_stream(s) {
+		i = stream_idx(s);
+		/* a fill from before follow started is report's to say */
+		if (!f || !(mask & STREAM_MASK(s)) || pe->prog->full_ns[i] <= f->full_ns[i] ||
+		    pe->prog->full_ns[i] < env.started_ns)
+			continue;
+		f->full_ns[i] = pe->prog->full_ns[i];
+		print_full(stdout, pe, s, f->full_ns[i]);
+	}
+}
+
 static int sink(const struct pipe_event *pe, void *ctx)
 {
 	struct json_object *o;
 	int err = 0, flush;
 
 	(void)ctx;
+	say_full(pe);
 	if (env.errors_only && !is_error(pe->ev))
 		return 0;
 	if (pe->ev->fault)
@@ -360,11 +438,12 @@ int do_follow(int argc, char **argv)
 		.parser = parse_arg,
 		.children = journal_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
-		       "Fault reports are shown parsed. BPF frames are looked up in the reporting "
-		       "program first, then by tag and function name; differing candidates are "
-		       "all shown (ambiguous); where the kernel printed its own source line and "
-		       "ours differs, the kernel's is shown, marked \"(the kernel's line; line "
-		       "info says ...)\". Events come through the journal, so every "
+		       "Fault reports are shown parsed; a stream a drain found full (the kernel "
+		       "refused reports) is said once, FULL when drained. BPF frames are looked up "
+		       "in the reporting program first, then by tag and function name; differing "
+		       "candidates are all shown (ambiguous); where the kernel printed its own "
+		       "source line and ours differs, the kernel's is shown, marked \"(the kernel's "
+		       "line; line info says ...)\". Events come through the journal, so every "
 		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain; "
 		       "output then waits a second at most for a reader that does not read) "
 		       "or, with -p only, when every followed program is unloaded (exit 0).",
@@ -373,6 +452,7 @@ int do_follow(int argc, char **argv)
 		.what = "following programs",
 		.ops = { .select = selected, .sink = sink, .gone = gone },
 	};
+	struct timespec now;
 	struct session s;
 	int err, rc;
 
@@ -381,6 +461,8 @@ int do_follow(int argc, char **argv)
 	o.ops.streams = env.streams ?: STREAM_MASK_BOTH;
 	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true };
 	env.color = !env.json && want_color(stdout, env.no_color);
+	clock_gettime(CLOCK_REALTIME, &now);
+	env.started_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
 	session__catch_signals();
 	rc = session__open(&s, &o);
 	if (rc)

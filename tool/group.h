@@ -64,6 +64,7 @@ struct gprog {
 	char *stack_example;	/* the latest dump's text */
 	size_t stack_example_len;
 	unsigned long long bytes_read[STREAM_CNT];
+	long long full_ns[STREAM_CNT];	/* a drain found it full (jprog.full_ns) */
 	struct fgroup *groups;
 	int group_cnt;
 };

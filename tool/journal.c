@@ -71,15 +71,21 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	"  PRIMARY KEY (prog, stream, fault_kind));"
 	"INSERT INTO totals SELECT prog, stream, coalesce(fault_kind, ''), count(*) FROM events "
 	"  GROUP BY 1, 2, 3;",
+	/* 3: when a drain last found each stream full (stream_full() before
+	 * its read): reports may have been refused then, and what the read
+	 * takes off never says so
+	 */
+	"ALTER TABLE progs ADD COLUMN full_out INTEGER;"
+	"ALTER TABLE progs ADD COLUMN full_err INTEGER;",
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
-		  "p.read_out, p.read_err, p.first_ns"
-#define PROG_NCOLS 10
+		  "p.read_out, p.read_err, p.first_ns, p.full_out, p.full_err"
+#define PROG_NCOLS 12
 
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
-	S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
+	S_SET_FULL, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
 	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
@@ -91,6 +97,8 @@ static const char *const stmt_sql[S_CNT] = {
 		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[S_ADD_READ] = "UPDATE progs SET read_out = read_out + (?2 = 1) * ?3, "
 		       "read_err = read_err + (?2 = 2) * ?3 WHERE row = ?1",
+	[S_SET_FULL] = "UPDATE progs SET full_out = CASE WHEN ?2 = 1 THEN ?3 ELSE full_out END, "
+		       "full_err = CASE WHEN ?2 = 2 THEN ?3 ELSE full_err END WHERE row = ?1",
 	[S_UNLOADED] = "UPDATE progs SET unloaded_ns = ?2 WHERE row = ?1 AND unloaded_ns IS NULL",
 	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text) "
 		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -788,6 +796,8 @@ static void read_prog(sqlite3_stmt *st, int c, struct jprog *p)
 	p->read_bytes[stream_idx(STREAM_STDOUT)] = sqlite3_column_int64(st, c + 7);
 	p->read_bytes[stream_idx(STREAM_STDERR)] = sqlite3_column_int64(st, c + 8);
 	p->first_ns = sqlite3_column_int64(st, c + 9);
+	p->full_ns[stream_idx(STREAM_STDOUT)] = sqlite3_column_int64(st, c + 10);
+	p->full_ns[stream_idx(STREAM_STDERR)] = sqlite3_column_int64(st, c + 11);
 }
 
 static void bind_ident(sqlite3_stmt *st, const struct jprog *p)
@@ -832,6 +842,16 @@ int journal__add_read(struct journal *j, long long row, enum stream s, unsigned 
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int(st, 2, s);
 	sqlite3_bind_int64(st, 3, (long long)bytes);
+	return done(j, st);
+}
+
+int journal__set_full(struct journal *j, long long row, enum stream s, long long ns)
+{
+	sqlite3_stmt *st = stmt(j, S_SET_FULL);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, s);
+	sqlite3_bind_int64(st, 3, ns);
 	return done(j, st);
 }
 

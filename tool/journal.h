@@ -25,7 +25,7 @@
 #include "progs.h"
 #include "symbolize.h"
 
-#define JOURNAL_SCHEMA_VERSION	2
+#define JOURNAL_SCHEMA_VERSION	3
 #define JOURNAL_DEFAULT_PATH	"/var/lib/bpfstderr/journal.db"
 #define JOURNAL_DEFAULT_MAX_AGE	(7LL * 24 * 3600)	/* seconds */
 #define JOURNAL_DEFAULT_MAX_SIZE (128LL << 20)		/* bytes */
@@ -42,6 +42,10 @@ struct jprog {
 	char kname[PROG_KNAME_MAX];	/* the kernel's, cut at 15 bytes */
 	unsigned long long read_bytes[STREAM_CNT];	/* by every drainer */
 	long long first_ns;		/* when the journal first had it */
+	/* CLOCK_REALTIME ns of the last drain, by any drainer, that found
+	 * the stream full (reports may have been refused); 0: none
+	 */
+	long long full_ns[STREAM_CNT];
 };
 
 struct jevent {
@@ -95,6 +99,8 @@ void journal__checkpoint(struct journal *j);
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
 int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes);
+/* A drain found stream s full at ns (CLOCK_REALTIME) before its read. */
+int journal__set_full(struct journal *j, long long row, enum stream s, long long ns);
 int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts);
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
 		       const struct event *ev);

@@ -92,7 +92,7 @@ static struct json_object *prog_json(const struct prog *p)
 	json_add_int(o, "bytes_xlated", p->xlated_len);
 	json_add_int(o, "bytes_jited", p->jited_len);
 	/* list reads no stream: read and lost bytes are not known */
-	json_object_object_add(o, "streams", streams_json(p->has_streams, p->capacity, NULL,
+	json_object_object_add(o, "streams", streams_json(p->has_streams, p->capacity, NULL, NULL,
 			       p->has_drops ? &(struct stream_drops){ p->dropped_msgs, p->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(p->has_error_count, p->error_count));
 	json_object_object_add(o, "pids", owners_json(p->owners, p->owner_cnt));

@@ -28,6 +28,8 @@ struct mprog {
 	unsigned long long messages[STREAM_CNT];
 	bool loaded, has_streams, has_error_count;
 	long long accounted[STREAM_CNT], lost[STREAM_CNT], error_count;
+	long long full_ns[STREAM_CNT];	/* a drain last found it full; 0: never */
+	bool losing;			/* stream_losing() on stderr */
 	long long gone_ns;	/* CLOCK_MONOTONIC when first seen unloaded; 0 while loaded */
 };
 
@@ -36,6 +38,8 @@ struct mread {
 	__u32 id;
 	__u64 load_time_ns;
 	unsigned long long read[STREAM_CNT];
+	int left[STREAM_CNT];		/* struct tracked's: leaked */
+	long long full_ns[STREAM_CNT];
 };
 
 /* Upper bounds of the drain cycle histogram, in seconds, as exposed. */
@@ -292,38 +296,39 @@ static struct mread *take_reads(struct pipeline *pl, size_t *cnt)
 		v[i].id = t[i]->p.ident.id;
 		v[i].load_time_ns = t[i]->p.ident.load_time_ns;
 		memcpy(v[i].read, t[i]->bytes_read, sizeof(v[i].read));
+		memcpy(v[i].left, t[i]->left, sizeof(v[i].left));
+		memcpy(v[i].full_ns, t[i]->full_ns, sizeof(v[i].full_ns));
 	}
 	*cnt = n;
 	return v;
 }
 
-/* Right after the drain, what is still accounted was never readable (as
- * top and report say): the capacity of the snapshot, taken before the
- * drain, less what the drain read; the drop counters where the kernel
- * has them.
+/* Lost as top and report say it (stream_losing()): the drop counters
+ * where the kernel has them, else what the pipeline's last read to the
+ * end of the stream left (never bytes written since), and when a drain
+ * last found the stream full.
  */
-static void set_gauges(struct mprog *mp, const struct prog *p, const struct mread *cur,
-		       const struct mread *prev)
+static void set_gauges(struct mprog *mp, const struct prog *p, const struct mread *cur)
 {
-	long long left;
-	int s;
+	int s, e = stream_idx(STREAM_STDERR);
 
 	mp->has_streams = p->has_streams;
 	mp->has_error_count = p->has_error_count;
 	mp->error_count = p->error_count;
 	for (s = 0; s < STREAM_CNT; s++) {
-		left = p->capacity[s];
-		if (cur)
-			left -= cur->read[s] - (prev ? prev->read[s] : 0);
 		mp->accounted[s] = p->capacity[s];
-		mp->lost[s] = p->has_drops ? p->dropped_bytes[s] : left > 0 ? left : 0;
+		mp->lost[s] = p->has_drops ? p->dropped_bytes[s] : cur ? cur->left[s] : 0;
+		if (cur && cur->full_ns[s] > mp->full_ns[s])
+			mp->full_ns[s] = cur->full_ns[s];
 	}
+	mp->losing = p->has_streams && stream_losing(p->has_drops, p->dropped_msgs[e],
+						     cur ? cur->left[e] : 0, mp->full_ns[e]);
 }
 
 static int mark_loaded(struct metrics *m, const struct prog_list *now, const struct mread *reads,
 		       size_t read_cnt)
 {
-	const struct mread *cur, *prev;
+	const struct mread *cur;
 	const struct prog *p;
 	struct mprog *mp;
 	bool active;
@@ -345,12 +350,9 @@ static int mark_loaded(struct metrics *m, const struct prog_list *now, const str
 		cur = reads_find(reads, read_cnt, p->ident.id);
 		if (cur && cur->load_time_ns != p->ident.load_time_ns)
 			cur = NULL;
-		prev = cur ? reads_find(m->reads, m->read_cnt, p->ident.id) : NULL;
-		if (prev && prev->load_time_ns != p->ident.load_time_ns)
-			prev = NULL;
 		mp->loaded = true;
 		mp->gone_ns = 0;
-		set_gauges(mp, p, cur, prev);
+		set_gauges(mp, p, cur);
 	}
 	m->loaded = now->cnt;
 	return 0;
@@ -496,8 +498,22 @@ static void render_counters(FILE *f, bool om, const struct mview *v)
 			       stream_name(STREAM_STDOUT + s), v->progs[i].messages[s]);
 }
 
+enum sgauge { SG_ACCOUNTED, SG_LOST, SG_FULL_AT };
+
+static long long sgauge_value(const struct mprog *p, enum sgauge g, int s)
+{
+	switch (g) {
+	case SG_LOST:
+		return p->lost[s];
+	case SG_FULL_AT:
+		return p->full_ns[s] / 1000000000LL;
+	default:
+		return p->accounted[s];
+	}
+}
+
 /* A gauge per stream of each loaded program the kernel accounts streams of. */
-static void stream_gauge(FILE *f, const char *name, const struct mview *v, bool lost)
+static void stream_gauge(FILE *f, const char *name, const struct mview *v, enum sgauge g)
 {
 	const struct mprog *p;
 	size_t i;
@@ -508,9 +524,17 @@ static void stream_gauge(FILE *f, const char *name, const struct mview *v, bool 
 		if (!p->loaded || !p->has_streams)
 			continue;
 		for (s = 0; s < STREAM_CNT; s++)
-			sample(f, name, p, "stream", stream_name(STREAM_STDOUT + s),
-			       lost ? p->lost[s] : p->accounted[s]);
+			sample(f, name, p, "stream", stream_name(STREAM_STDOUT + s), sgauge_value(p, g, s));
 	}
+}
+
+static size_t losing_count(const struct mview *v)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < v->cnt; i++)
+		n += v->progs[i].loaded && v->progs[i].losing;
+	return n;
 }
 
 static void render_streams(FILE *f, bool om, const struct mview *v)
@@ -519,10 +543,16 @@ static void render_streams(FILE *f, bool om, const struct mview *v)
 
 	family(f, om, "bpfstderr_stream_accounted_bytes", M_GAUGE,
 	       "Bytes the kernel accounts to a loaded program's stream (its limit is 100000).");
-	stream_gauge(f, "bpfstderr_stream_accounted_bytes", v, false);
+	stream_gauge(f, "bpfstderr_stream_accounted_bytes", v, SG_ACCOUNTED);
 	family(f, om, "bpfstderr_stream_lost_bytes", M_GAUGE,
-	       "Bytes accounted to a stream but never readable: messages and fault reports the kernel dropped.");
-	stream_gauge(f, "bpfstderr_stream_lost_bytes", v, true);
+	       "Bytes accounted to a stream that a read to its end did not return: messages and fault reports the kernel dropped.");
+	stream_gauge(f, "bpfstderr_stream_lost_bytes", v, SG_LOST);
+	family(f, om, "bpfstderr_stream_full_at_drain_timestamp_seconds", M_GAUGE,
+	       "When a drain last found the stream full (reports refused for lack of room); 0: never.");
+	stream_gauge(f, "bpfstderr_stream_full_at_drain_timestamp_seconds", v, SG_FULL_AT);
+	family(f, om, "bpfstderr_programs_losing_reports", M_GAUGE,
+	       "Loaded programs losing fault reports, as top and report count them.");
+	fprintf(f, "bpfstderr_programs_losing_reports %zu\n", losing_count(v));
 	/* samples only on kernels that count errors (RFC series) */
 	family(f, om, "bpfstderr_error_count", M_GAUGE,
 	       "Faults the kernel counted for a program; reports stop after 64.");

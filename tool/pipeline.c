@@ -539,6 +539,31 @@ static int left_after(int capacity, unsigned long long read)
 	return (unsigned long long)capacity > read ? capacity - (int)read : 0;
 }
 
+/* A stream full before the read (stream_full()) may have refused
+ * reports: what comes off it now never says so. Kept with the time, and
+ * in the journal, for every view and process. A read runs to the end of
+ * the stream: each drain that finds it full found a fill of its own.
+ */
+static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *p)
+{
+	struct journal *j = pl->ops.journal;
+	struct timespec now;
+	int i, err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < STREAM_CNT; i++) {
+		t->full[i] = p->has_streams && stream_full(p->capacity[i]);
+		if (!t->full[i])
+			continue;
+		t->full_ns[i] = now.tv_sec * 1000000000LL + now.tv_nsec;
+		t->p.full_ns[i] = t->full_ns[i];	/* what sinks see without a journal */
+		if (j && !err)
+			err = (t->p.row ? 0 : journal__prog(j, &t->p)) ?:
+			      journal__set_full(j, t->p.row, i + 1, t->full_ns[i]);
+	}
+	return err;
+}
+
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
@@ -559,6 +584,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		pl->no_room = true;
 		return 0;
 	}
+	err = note_full(pl, t, p);
+	if (err)
+		return err;
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
 	mark_dry(pl, t, p, mask, before, err);
 	/* read to the end: what is left was never readable */

@@ -24,6 +24,12 @@ struct tracked {
 	 * stream was not read
 	 */
 	int left[STREAM_CNT];
+	/* CLOCK_REALTIME ns of the last drain that found the stream full
+	 * (stream_full() of the capacity before its read), 0: none; full:
+	 * the last drain did
+	 */
+	long long full_ns[STREAM_CNT];
+	bool full[STREAM_CNT];
 	unsigned long long bytes_read[STREAM_CNT];
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */

@@ -23,6 +23,20 @@ static inline bool stream_full(int capacity)
 	return capacity + STREAM_MSG_MAX >= STREAM_MAX_CAPACITY;
 }
 
+/* Losing reports: the one definition every view uses. With the kernel's
+ * drop counters, what it counted. Without them, bytes accounted that a
+ * read which ran to its end did not return (leaked; never bytes written
+ * since that read), or a stream a drain found full before its read (the
+ * kernel refuses what does not fit: how many, nothing says).
+ */
+static inline bool stream_losing(bool has_drops, long long dropped_msgs, int leaked,
+				 long long full_ns)
+{
+	if (has_drops)
+		return dropped_msgs > 0;
+	return leaked > 0 || full_ns;
+}
+
 struct prog_owner {
 	pid_t pid;
 	char comm[16];

@@ -71,7 +71,19 @@ struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT])
 	return o;
 }
 
+static struct json_object *full_at_json(long long ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	char buf[40];
+
+	if (!ns)
+		return NULL;
+	format_time(&ts, buf, sizeof(buf), true);
+	return json_object_new_string(buf);
+}
+
 static struct json_object *stream_json(int capacity, const unsigned long long *read,
+				       const struct stream_loss *loss,
 				       const struct stream_drops *dropped, int i)
 {
 	struct json_object *o = json_object_new_object();
@@ -79,13 +91,23 @@ static struct json_object *stream_json(int capacity, const unsigned long long *r
 	json_add_int(o, "capacity", capacity);
 	json_add_int(o, "limit", STREAM_MAX_CAPACITY);
 	json_add_bool(o, "full", stream_full(capacity));
-	if (read) {
+	if (read)
 		json_add_int(o, "read_bytes", *read);
-		json_add_int(o, "lost_bytes", capacity);
-	} else {
+	else
 		json_add_null(o, "read_bytes");
+	if (loss) {
+		json_add_int(o, "lost_bytes", loss->leaked[i]);
+		json_add_bool(o, "full_at_drain", loss->full_ns[i] != 0);
+		json_object_object_add(o, "full_at", full_at_json(loss->full_ns[i]));
+	} else {
 		json_add_null(o, "lost_bytes");
+		json_add_null(o, "full_at_drain");
+		json_add_null(o, "full_at");
 	}
+	if (dropped)
+		json_add_int(o, "refused_reports", dropped->msgs[i]);
+	else
+		json_add_null(o, "refused_reports");
 	if (dropped) {
 		json_add_int(o, "dropped_messages", dropped->msgs[i]);
 		json_add_int(o, "dropped_bytes", dropped->bytes[i]);
@@ -97,7 +119,8 @@ static struct json_object *stream_json(int capacity, const unsigned long long *r
 }
 
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
-				 const unsigned long long *read, const struct stream_drops *dropped)
+				 const unsigned long long *read, const struct stream_loss *loss,
+				 const struct stream_drops *dropped)
 {
 	struct json_object *o;
 	enum stream s;
@@ -109,7 +132,7 @@ struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT
 	for_each_stream(s) {
 		i = stream_idx(s);
 		json_object_object_add(o, stream_name(s),
-				       stream_json(capacity[i], read ? &read[i] : NULL, dropped, i));
+				       stream_json(capacity[i], read ? &read[i] : NULL, loss, dropped, i));
 	}
 	return o;
 }

@@ -42,8 +42,18 @@ struct json_object *owners_json(const struct prog_owner *owners, int cnt);
 struct stream_drops {
 	const long long *msgs, *bytes;	/* STREAM_CNT each */
 };
+/* What a drain saw lost (struct tracked): leaked bytes (lost_bytes) and
+ * when a drain last found the stream full (full_at_drain, full_at);
+ * NULL: lost_bytes and those null. refused_reports is the kernel's
+ * dropped count where it keeps one, else null.
+ */
+struct stream_loss {
+	const int *leaked;		/* STREAM_CNT each */
+	const long long *full_ns;
+};
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
-				 const unsigned long long *read, const struct stream_drops *dropped);
+				 const unsigned long long *read, const struct stream_loss *loss,
+				 const struct stream_drops *dropped);
 /* {"KIND": N} for the kinds seen */
 struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT]);
 /* RFC kernels: {"count", "max", "hidden"}; NULL elsewhere. */

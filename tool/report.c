@@ -190,6 +190,7 @@ static int live_sink(const struct pipe_event *pe, void *ctx)
 		gp->ident.load_time_ns = pe->prog->ident.load_time_ns;
 	if (gp && r->journal) {	/* what every drainer read, as of this event */
 		memcpy(gp->bytes_read, pe->prog->read_bytes, sizeof(gp->bytes_read));
+		memcpy(gp->full_ns, pe->prog->full_ns, sizeof(gp->full_ns));
 		gp->ident.type = pe->prog->ident.type;
 		gp->has_type = true;
 	}
@@ -418,6 +419,11 @@ out:
 struct saturation {
 	bool known;
 	int capacity[STREAM_CNT];
+	/* this report's drain: what a read to the end left (leaked), and
+	 * when a drain (any, with a journal) found the stream full
+	 */
+	int leaked[STREAM_CNT];
+	long long full_ns[STREAM_CNT];
 	bool has_drops;			/* the kernel's drop counters */
 	long long dropped_msgs[STREAM_CNT], dropped_bytes[STREAM_CNT];
 	bool has_error_count;
@@ -427,12 +433,21 @@ struct saturation {
 static struct saturation saturation_of(const struct report *r, const struct gprog *gp)
 {
 	struct saturation s = {};
+	const struct tracked *t;
 	const struct prog *p;
+	int i;
 
+	/* the journal's, also for programs unloaded since */
+	memcpy(s.full_ns, gp->full_ns, sizeof(s.full_ns));
 	if (!r->live || !(p = prog_list__find(&r->after, gp->ident.id)) || strcmp(p->ident.tag, gp->ident.tag))
 		return s;
 	s.known = p->has_streams;
 	memcpy(s.capacity, p->capacity, sizeof(s.capacity));
+	t = pipeline__find(r->s.pl, gp->ident.id);
+	for (i = 0; i < STREAM_CNT; i++) {
+		s.leaked[i] = t ? t->left[i] : 0;
+		s.full_ns[i] = t && t->full_ns[i] > gp->full_ns[i] ? t->full_ns[i] : gp->full_ns[i];
+	}
 	s.has_drops = p->has_drops;
 	memcpy(s.dropped_msgs, p->dropped_msgs, sizeof(s.dropped_msgs));
 	memcpy(s.dropped_bytes, p->dropped_bytes, sizeof(s.dropped_bytes));
@@ -452,14 +467,15 @@ static bool unloaded(const struct report *r, const struct gprog *gp)
 	return !p || strcmp(p->ident.tag, gp->ident.tag);
 }
 
-/* Right after a drain, what is still accounted was never readable: bytes
- * charged for writes whose allocation failed.
+/* stream_losing() on stderr, or an RFC kernel's error count past what
+ * it reports.
  */
 static bool reports_lost(const struct saturation *s, const struct gprog *gp)
 {
-	if (s->known && s->has_drops && s->dropped_msgs[stream_idx(STREAM_STDERR)] > 0)
-		return true;
-	return (s->known && !s->has_drops && s->capacity[stream_idx(STREAM_STDERR)] > 0) ||
+	int i = stream_idx(STREAM_STDERR);
+
+	return (s->known && stream_losing(s->has_drops, s->dropped_msgs[i], s->leaked[i], s->full_ns[i])) ||
+	       (!s->known && s->full_ns[i]) ||	/* unloaded since it was found full */
 	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
 	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
 }
@@ -538,6 +554,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_add_int(o, "stack_dumps", gp->stack_dumps);
 	json_object_object_add(o, "stack_dump_example", stack_json(r, gp));
 	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
+			       &(struct stream_loss){ s.leaked, s.full_ns },
 			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
@@ -550,7 +567,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 
 struct totals {
 	unsigned long long faults, messages, groups, lost_bytes, stacks;
-	int lossy;
+	int lossy, full;	/* losing reports; a stream found full */
 };
 
 static struct totals totals_of(const struct report *r, struct gprog **progs, size_t n)
@@ -566,8 +583,9 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 		t.stacks += progs[i]->stack_dumps;
 		t.groups += progs[i]->group_cnt;
 		if (s.known)
-			t.lost_bytes += s.has_drops ? s.dropped_bytes[0] + s.dropped_bytes[1] :
-						      stream_accounted(s.capacity);
+			t.lost_bytes += s.has_drops ? (unsigned long long)(s.dropped_bytes[0] + s.dropped_bytes[1]) :
+						      (unsigned long long)s.leaked[0] + s.leaked[1];
+		t.full += s.known && !s.has_drops ? !!s.full_ns[0] + !!s.full_ns[1] : 0;
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;
@@ -607,6 +625,7 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 	json_object_object_add(sum, "stack_dumps", json_object_new_int64(t.stacks));
 	json_object_object_add(sum, "programs_losing_reports", json_object_new_int(t.lossy));
 	json_object_object_add(sum, "lost_bytes", json_object_new_int64(t.lost_bytes));
+	json_object_object_add(sum, "streams_full_at_drain", json_object_new_int(t.full));
 	json_object_object_add(o, "summary", sum);
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, prog_json(r, progs[i]));
@@ -623,10 +642,22 @@ static void put(const char *s)
 	fput_term(stdout, s, strlen(s));
 }
 
+static void print_full_plain(enum stream st, long long ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	char at[40];
+
+	if (!ns)
+		return;
+	format_time(&ts, at, sizeof(at), false);
+	printf("  %s: full when drained at %s: %s refused for lack of room, how many unknown\n",
+	       stream_name(st), at, st == STREAM_STDERR ? "fault reports and messages" : "messages");
+}
+
 static void print_saturation_plain(const struct saturation *s, const struct gprog *gp)
 {
 	enum stream st;
-	int cap;
+	int cap, leaked;
 
 	for_each_stream(st) {
 		cap = s->capacity[stream_idx(st)];
@@ -634,12 +665,16 @@ static void print_saturation_plain(const struct saturation *s, const struct gpro
 			printf("  %s: %lld messages (%lld bytes) dropped by the kernel (its counters)\n",
 			       stream_name(st), s->dropped_msgs[stream_idx(st)],
 			       s->dropped_bytes[stream_idx(st)]);
-		if (!s->known || !cap || s->has_drops)
+		if (!s->known)	/* unloaded since: the journal's fill time only */
+			print_full_plain(st, s->full_ns[stream_idx(st)]);
+		if (!s->known || s->has_drops)
 			continue;
-		printf("  %s: %d of %d bytes accounted%s, %d never readable (%s)\n",
-		       stream_name(st), cap, STREAM_MAX_CAPACITY,
-		       stream_full(cap) ? ", FULL: writes refused" : "", cap,
-		       st == STREAM_STDERR ? "fault reports and messages lost" : "messages lost");
+		print_full_plain(st, s->full_ns[stream_idx(st)]);
+		leaked = s->leaked[stream_idx(st)];
+		if (leaked)
+			printf("  %s: %d of %d bytes accounted, %d never readable (%s)\n",
+			       stream_name(st), cap, STREAM_MAX_CAPACITY, leaked,
+			       st == STREAM_STDERR ? "fault reports and messages lost" : "messages lost");
 	}
 	if (s->has_error_count) {
 		printf("  kernel error count: %lld/%d", s->error_count, ERROR_COUNT_MAX);
@@ -760,7 +795,8 @@ static void print_plain(const struct report *r, struct gprog **progs, size_t n)
 	if (t.stacks)
 		printf(", %llu stack dump%s", t.stacks, t.stacks == 1 ? "" : "s");
 	if (t.lossy)
-		printf("; %d losing reports (%llu bytes accounted, never readable)", t.lossy, t.lost_bytes);
+		printf("; %d losing reports (%llu bytes accounted, never readable; %d stream%s found full)",
+		       t.lossy, t.lost_bytes, t.full, t.full == 1 ? "" : "s");
 	printf("\n");
 	print_span(r);
 	for (i = 0; i < n; i++)
@@ -782,8 +818,9 @@ int do_report(int argc, char **argv)
 		       "kernel printed its own source line and ours differs, the kernel's is "
 		       "shown, marked \"(the kernel's line; line info says ...)\".\n\n"
 		       "Exit status: 0 no faults and no lost reports, 1 faults in what is reported "
-		       "(with the journal: all it keeps, or the --since/--until window) or stderr "
-		       "bytes lost, 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "
+		       "(with the journal: all it keeps, or the --since/--until window) or reports "
+		       "lost (stderr bytes a read to the end left, or stderr found full when "
+		       "drained), 2 usage, 3 missing capability, 4 no BPF streams, 5 error, "
 		       "6 no such program.",
 	};
 	struct report r = {};

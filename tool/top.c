@@ -192,7 +192,8 @@ static void notice(const char *msg, void *ctx)
 }
 
 /* The snapshot's capacity was taken before the drain; what the drain read
- * comes off it, and what is left was never readable.
+ * comes off it. What is lost is the pipeline's to say (leaked, found
+ * full): bytes written after the snapshot are still accounted here.
  */
 static void account_one(struct top_ctx *c, const struct tracked *t)
 {
@@ -200,6 +201,11 @@ static void account_one(struct top_ctx *c, const struct tracked *t)
 	int s;
 
 	for (s = 0; r && s < STREAM_CNT; s++) {
+		if (r->leaked[s] != t->left[s] || r->full_ns[s] < t->full_ns[s])
+			c->m->version++;
+		r->leaked[s] = t->left[s];
+		if (r->full_ns[s] < t->full_ns[s])
+			r->full_ns[s] = t->full_ns[s];
 		long long left = r->capacity[s] - (long long)(t->bytes_read[s] - r->bytes_read[s]);
 
 		if (r->capacity[s] != (left > 0 ? left : 0))
@@ -247,6 +253,7 @@ static int tick(struct top_model *m, void *ctx)
 	if (got < 0)
 		return got;
 	account_drained(c, l);
+	top_model__count(m);	/* after the drain's events: one snapshot */
 	if (!c->ticked)
 		top_model__baseline(m);	/* the journal's history is no rate */
 	c->ticked = true;
@@ -393,8 +400,8 @@ static struct json_object *row_json(const struct row *r)
 	if (r->has_last_fault)
 		format_time(&r->last_fault, buf, sizeof(buf), true);
 	json_add_str(o, "last_fault", r->has_last_fault ? buf : NULL);
-	/* top drains what it shows: capacity left after the drain is lost */
 	json_object_object_add(o, "streams", streams_json(r->has_streams, r->capacity, r->bytes_read,
+			       &(struct stream_loss){ r->leaked, r->full_ns },
 			       r->has_drops ? &(struct stream_drops){ r->dropped_msgs, r->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
 	/* runtime statistics: null unless on; rates null until two snapshots */
@@ -484,7 +491,8 @@ int do_top(int argc, char **argv)
 		.parser = parse_arg,
 		.children = journal_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
-		       "fault rate, last fault, saturation; programs unloaded with faults in the "
+		       "fault rate, last fault, saturation (leaked bytes, a stream found full "
+		       "when drained: reports refused); programs unloaded with faults in the "
 		       "journal stay, marked. OWNER is looked up when programs come or go, when an "
 		       "owner exits, and at least every 30 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "output.h"
 #include "top_model.h"
@@ -239,6 +240,11 @@ static void count_totals(struct top_model *m)
 	m->counted_version = m->version;
 }
 
+void top_model__count(struct top_model *m)
+{
+	count_totals(m);
+}
+
 /* The list merged last tick, unchanged (progs__refresh()): every loaded
  * row is in it (the merge of that gen made them so), rows go only by
  * time, and only rows with a rate to decay or faults to count, and the
@@ -370,6 +376,7 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 {
 	struct row *r = top_model__find(m, pe->prog->ident.id);
 	struct gprog *gp;
+	int i;
 
 	/* not in the last snapshot: from the journal, or loaded since (the
 	 * next refresh finds it loaded)
@@ -380,6 +387,9 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	}
 	remember(r, pe);
 	m->version++;
+	for (i = 0; i < STREAM_CNT; i++)	/* the journal's: any drainer's */
+		if (pe->prog->full_ns[i] > r->full_ns[i])
+			r->full_ns[i] = pe->prog->full_ns[i];
 	top_model__row_changed(m, r);
 	if (pe->ev->kind == EV_STACK) {
 		r->stack_dumps++;
@@ -712,14 +722,12 @@ int top_col_from_name(const char *s)
 	return -1;
 }
 
-/* Bytes still accounted to stderr after our drain were never readable:
- * fault reports and messages the kernel dropped.
- */
 bool row_losing(const struct row *r)
 {
-	if (r->has_drops)
-		return r->dropped_msgs[stream_idx(STREAM_STDERR)] > 0;
-	return r->has_streams && r->capacity[stream_idx(STREAM_STDERR)] > 0;
+	int i = stream_idx(STREAM_STDERR);
+
+	return r->has_streams && stream_losing(r->has_drops, r->dropped_msgs[i], r->leaked[i],
+					       r->full_ns[i]);
 }
 
 double row_saturation(const struct row *r)
@@ -770,22 +778,36 @@ static void fmt_age(const struct top_model *m, const struct row *r, char *buf, s
 		snprintf(buf, len, "%dh", (int)(age / 3600));
 }
 
+/* HH:MM:SS of a CLOCK_REALTIME ns, local time. */
+static void ns_clock(long long ns, char *buf, size_t len)
+{
+	time_t t = ns / 1000000000LL;
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+}
+
 static void fmt_saturation(const struct row *r, char *buf, size_t len)
 {
-	int cap = stream_fullest(r->capacity);
+	int err = stream_idx(STREAM_STDERR);
+	char at[16];
 
 	if (r->has_error_count) {
 		snprintf(buf, len, "%lld/%d%s", r->error_count, ERROR_COUNT_MAX,
 			 r->error_count > ERROR_COUNT_MAX ? " hidden" : "");
 	} else if (!r->has_streams) {
 		snprintf(buf, len, "-");
-	} else if (stream_full(cap)) {
-		snprintf(buf, len, "full");
-	} else if (r->has_drops && r->dropped_msgs[stream_idx(STREAM_STDERR)]) {
-		snprintf(buf, len, "dropped %lld", r->dropped_msgs[stream_idx(STREAM_STDERR)]);
-	} else if (cap && !r->has_drops) {
-		/* right after our drain: what is still accounted was never readable */
-		snprintf(buf, len, "leaked %dB", cap);
+	} else if (r->has_drops && r->dropped_msgs[err]) {
+		snprintf(buf, len, "dropped %lld", r->dropped_msgs[err]);
+	} else if (r->full_ns[err] && !r->has_drops) {
+		/* found full at a drain: reports may have been refused then */
+		ns_clock(r->full_ns[err], at, sizeof(at));
+		snprintf(buf, len, "full at %s", at);
+	} else if (r->leaked[err] && !r->has_drops) {
+		snprintf(buf, len, "leaked %dB", r->leaked[err]);
+	} else if (r->full_ns[stream_idx(STREAM_STDOUT)] && !r->has_drops) {
+		snprintf(buf, len, "stdout full");
 	} else {
 		snprintf(buf, len, "ok");
 	}

@@ -72,7 +72,13 @@ struct row {
 	struct timespec last_fault;
 	bool has_last_fault;
 	bool has_streams, has_error_count;
-	int capacity[STREAM_CNT];	/* after our drain: bytes never readable */
+	int capacity[STREAM_CNT];	/* the snapshot's, less what our drain read */
+	/* the pipeline's (struct tracked): accounted bytes our last read to
+	 * the end did not return; the last drain (by anyone, with a
+	 * journal) that found the stream full, CLOCK_REALTIME ns
+	 */
+	int leaked[STREAM_CNT];
+	long long full_ns[STREAM_CNT];
 	bool has_drops;			/* the kernel counts what it drops */
 	long long dropped_msgs[STREAM_CNT];
 	long long dropped_bytes[STREAM_CNT];
@@ -140,6 +146,10 @@ bool top_col_is_stats(enum top_col c);
 int top_model__init(struct top_model *m);
 /* Apply one snapshot (after the pipeline cycle fed the events). */
 void top_model__refresh(struct top_model *m, const struct prog_list *l);
+/* The header's totals, counted again from the rows as they are now:
+ * after the tick's drain, so that header and rows are one snapshot.
+ */
+void top_model__count(struct top_model *m);
 int top_model__event(struct top_model *m, const struct pipe_event *pe);
 /* A cell shown changes with the clock alone (a fault's age). */
 bool top_model__clock_shown(const struct top_model *m);

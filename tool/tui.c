@@ -529,18 +529,28 @@ static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, i
 
 static void print_saturation(FILE *f, const struct row *r)
 {
+	struct timespec ts;
 	enum stream s;
-	int cap;
+	char at[40];
+	int i;
 
 	if (r->has_error_count)
 		fprintf(f, "kernel error count %lld/%d%s\n", r->error_count, ERROR_COUNT_MAX,
 			r->error_count > ERROR_COUNT_MAX ? " (reports beyond 64 hidden)" : "");
 	for_each_stream(s) {
-		cap = r->capacity[stream_idx(s)];
-		if (r->has_streams)
-			fprintf(f, "%s: %d of %d bytes accounted after draining%s%s\n", stream_name(s),
-				cap, STREAM_MAX_CAPACITY, cap ? ": never readable, lost" : "",
-				stream_full(cap) ? "; FULL, writes refused" : "");
+		i = stream_idx(s);
+		if (!r->has_streams)
+			continue;
+		fprintf(f, "%s: %d of %d bytes accounted after draining", stream_name(s),
+			r->capacity[i], STREAM_MAX_CAPACITY);
+		if (r->leaked[i])
+			fprintf(f, "; %d never readable, lost", r->leaked[i]);
+		if (r->full_ns[i]) {
+			ts = (struct timespec){ r->full_ns[i] / 1000000000LL, r->full_ns[i] % 1000000000LL };
+			format_time(&ts, at, sizeof(at), false);
+			fprintf(f, "; FULL when drained at %s, writes refused", at);
+		}
+		fprintf(f, "\n");
 	}
 }
 
@@ -720,8 +730,10 @@ static void print_help(FILE *f)
 	fprintf(f, "\nColumns: OUT/ERR messages read per stream, FAULTS reports parsed, KINDS by kind\n"
 		   "(AR/AW arena read/write, MG may_goto, DL deadlock, LT lock timeout), RATE faults\n"
 		   "per minute, LAST age of the last fault, SATURATION the stream capacity in use:\n"
-		   "'leaked NB' is accounted but never readable (reports dropped), 'full' means\n"
-		   "writes are refused, n/64 is the RFC kernels' error count. A cell ending in\n"
+		   "'leaked NB' is accounted but a read to the end did not return it (reports\n"
+		   "dropped), 'full at HH:MM:SS' when a drain last found stderr full (reports\n"
+		   "refused for lack of room), 'dropped N' the kernel's own count where it keeps\n"
+		   "one, n/64 the RFC kernels' error count. A cell ending in\n"
 		   "'%s' was cut for want of room.\n"
 		   "\nS turns on the kernel's runtime statistics (BPF_ENABLE_STATS) while top\n"
 		   "runs: RUN/S runs per second, NS/RUN average run time, CPU%% of one CPU over the\n"
