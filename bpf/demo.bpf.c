@@ -5,6 +5,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "stream_printk.h"
+#include "can_loop.h"
 
 #define __arena __attribute__((address_space(1)))
 
@@ -33,16 +34,6 @@ struct {
 extern int bpf_res_spin_lock(struct bpf_res_spin_lock *lock) __weak __ksym;
 extern void bpf_res_spin_unlock(struct bpf_res_spin_lock *lock) __weak __ksym;
 
-/* may_goto, as clang 19 spells it (libbpf 1.1 has no can_loop) */
-#define can_loop ({						\
-	__label__ l_break, l_continue;				\
-	bool ret = true;					\
-	asm volatile goto("may_goto %l[l_break]" :::: l_break);	\
-	goto l_continue;					\
-l_break: ret = false;						\
-l_continue:;							\
-	ret;							\
-})
 
 void *arena_ref;
 __u64 arena_addr = 0xdead0000;

@@ -71,7 +71,7 @@ struct json_object *per_stream_json(const unsigned long long v[STREAM_CNT])
 	return o;
 }
 
-static struct json_object *full_at_json(long long ns)
+struct json_object *ns_time_json(long long ns)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
 	char buf[40];
@@ -98,7 +98,7 @@ static struct json_object *stream_json(int capacity, const unsigned long long *r
 	if (loss) {
 		json_add_int(o, "lost_bytes", loss->leaked[i]);
 		json_add_bool(o, "full_at_drain", loss->full_ns[i] != 0);
-		json_object_object_add(o, "full_at", full_at_json(loss->full_ns[i]));
+		json_object_object_add(o, "full_at", ns_time_json(loss->full_ns[i]));
 	} else {
 		json_add_null(o, "lost_bytes");
 		json_add_null(o, "full_at_drain");
@@ -349,6 +349,18 @@ struct json_object *addr_set_json(const struct addr_set *a)
 	return o;
 }
 
+/* " (CPU n, UID n, PID n comm)" and " [incomplete]", where they apply. */
+static void task_suffix(FILE *out, const struct fault *f)
+{
+	if (f->has_task) {
+		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
+		put(out, f->comm);
+		fputc(')', out);
+	}
+	if (f->incomplete)
+		fputs(" [incomplete]", out);
+}
+
 static void summary(FILE *out, const struct fault *f, const struct addr_set *a)
 {
 	fputs(fault_kind_name(f->kind), out);
@@ -369,13 +381,7 @@ static void summary(FILE *out, const struct fault *f, const struct addr_set *a)
 		fputs(": ", out);
 		put(out, f->header ? f->header : "");
 	}
-	if (f->has_task) {
-		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
-		put(out, f->comm);
-		fputc(')', out);
-	}
-	if (f->incomplete)
-		fputs(" [incomplete]", out);
+	task_suffix(out, f);
 }
 
 void print_fault_summary(FILE *out, const struct fault *f)
@@ -390,13 +396,7 @@ void print_fault_summary(FILE *out, const struct fault *f)
 void print_stack_summary(FILE *out, const struct fault *f)
 {
 	fputs("stack dump", out);
-	if (f->has_task) {
-		fprintf(out, " (CPU %d, UID %d, PID %d ", f->cpu, f->uid, f->pid);
-		put(out, f->comm);
-		fputc(')', out);
-	}
-	if (f->incomplete)
-		fputs(" [incomplete]", out);
+	task_suffix(out, f);
 }
 
 void print_group_summary(FILE *out, const struct fault *f, const struct addr_set *a)

@@ -66,6 +66,8 @@ struct json_object *error_count_json(bool has_error_count, long long count);
 struct json_object *fault_json(struct symbolizer *sym, const struct prog_ident *owner,
 			       const struct fault *f);
 struct json_object *event_json(struct symbolizer *sym, const struct pipe_event *pe);
+/* A CLOCK_REALTIME time in ns as ISO 8601 UTC; NULL (JSON null) for 0. */
+struct json_object *ns_time_json(long long ns);
 
 /* "message", "fault", "stack": an event's "kind" in JSON. */
 const char *event_kind_name(enum ev_kind k);

@@ -591,17 +591,6 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 	return t;
 }
 
-static struct json_object *window_json(long long ns)
-{
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
-	char buf[40];
-
-	if (!ns)
-		return NULL;
-	format_time(&ts, buf, sizeof(buf), true);
-	return json_object_new_string(buf);
-}
-
 static int print_json(const struct report *r, struct gprog **progs, size_t n)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *sum;
@@ -614,8 +603,8 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 								    r->journal ? "journal" : "live"));
 	if (r->journal) {
 		json_add_bytes(o, "journal", journal__path(r->journal), strlen(journal__path(r->journal)));
-		json_object_object_add(o, "since", window_json(env.since_ns));
-		json_object_object_add(o, "until", window_json(env.until_ns));
+		json_object_object_add(o, "since", ns_time_json(env.since_ns));
+		json_object_object_add(o, "until", ns_time_json(env.until_ns));
 	}
 	sum = json_object_new_object();
 	json_object_object_add(sum, "programs", json_object_new_int64(n));

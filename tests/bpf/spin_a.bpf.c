@@ -6,7 +6,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "spin.h"
+#include "can_loop.h"
 
 SEC("syscall")
 int twin_spin(void *ctx)

@@ -2,7 +2,7 @@
 /* The other spinning twin (see spin_a.bpf.c). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "spin.h"
+#include "can_loop.h"
 
 /* Blank lines keep this body's lines apart from spin_a.bpf.c's. */
 

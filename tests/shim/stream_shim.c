@@ -48,19 +48,24 @@ struct read_attr {
 	__u32 prog_fd;
 };
 
+/* BPF_OBJ_GET_INFO_BY_FD on any object fd (program, link) into info. */
+static int obj_info(int fd, void *info, __u32 len)
+{
+	union bpf_attr attr;
+
+	memset(info, 0, len);
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = len;
+	attr.info.info = (__u64)(unsigned long)info;
+	return real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0) ? -1 : 0;
+}
+
 static int prog_id(int fd)
 {
 	struct bpf_prog_info info;
-	union bpf_attr attr;
 
-	memset(&info, 0, sizeof(info));
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (__u64)(unsigned long)&info;
-	if (real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0))
-		return -1;
-	return info.id;
+	return obj_info(fd, &info, sizeof(info)) ? -1 : (int)info.id;
 }
 
 static long read_off(const char *path)
@@ -192,12 +197,7 @@ static int prog_name(__u32 id, char *name, size_t len)
 	fd = real(__NR_bpf, BPF_PROG_GET_FD_BY_ID, (long)&attr, sizeof(attr), 0, 0, 0);
 	if (fd < 0)
 		return -1;
-	memset(&info, 0, sizeof(info));
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (__u64)(unsigned long)&info;
-	err = real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0);
+	err = obj_info(fd, &info, sizeof(info));
 	real_close(fd);
 	if (err)
 		return -1;
@@ -209,15 +209,9 @@ static int prog_name(__u32 id, char *name, size_t len)
 static int is_list_progs(int link_fd)
 {
 	struct bpf_link_info info;
-	union bpf_attr attr;
 	char name[BPF_OBJ_NAME_LEN];
 
-	memset(&info, 0, sizeof(info));
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = link_fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (__u64)(unsigned long)&info;
-	if (real(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0))
+	if (obj_info(link_fd, &info, sizeof(info)))
 		return 0;
 	return !prog_name(info.prog_id, name, sizeof(name)) && !strcmp(name, "list_progs");
 }

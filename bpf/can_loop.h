@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* may_goto, as clang 19 spells it (libbpf 1.1 has no can_loop): for
- * spin_a.bpf.c and spin_b.bpf.c, as bpf/demo.bpf.c has it.
+/* can_loop: a may_goto loop condition, as clang 19 spells it (libbpf 1.1's
+ * headers have no can_loop or cond_break). For the programs that spin
+ * until the kernel's may_goto timeout fires.
  */
-#ifndef SPIN_H
-#define SPIN_H
+#ifndef BPFSTDERR_CAN_LOOP_H
+#define BPFSTDERR_CAN_LOOP_H
 
 #define can_loop ({						\
 	__label__ l_break, l_continue;				\
