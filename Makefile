@@ -100,19 +100,19 @@ $(BUILD)/vmlinux.h:
 		     "or pass VMLINUX_BTF=<a vmlinux or BTF file>" >&2; exit 1; fi
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h tests/bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard tests/bpf/*.h) $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bpf/%.v4.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.v4.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
 
-$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c bpf/*.h tests/bpf/*.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.v4.bpf.o: tests/bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard tests/bpf/*.h) $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DSTREAM_PRINTK_V4 -c $< -o $@
 
