@@ -75,8 +75,8 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	 * its read): reports may have been refused then, and what the read
 	 * takes off never says so
 	 */
-	"ALTER TABLE progs ADD COLUMN full_out INTEGER;"
-	"ALTER TABLE progs ADD COLUMN full_err INTEGER;",
+	("ALTER TABLE progs ADD COLUMN full_out INTEGER;"
+	 "ALTER TABLE progs ADD COLUMN full_err INTEGER;"),
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
