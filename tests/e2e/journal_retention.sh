@@ -23,14 +23,20 @@ LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asa
 	"$BPFSTDERR" record --journal "$db" -d 0.1 --max-size 1M 2> "$d/record.err" &
 rpid=$!
 max=0; maxwal=0; samples=0
-while kill -0 "$gen" 2>/dev/null ||
-      [ "$(cat "$d/$id.1.off" 2>/dev/null)" != "$(stat -c %s "$d/$id.1")" ]; do
+sample() {
 	s=$(stat -c %s "$db" 2>/dev/null || echo 0)
 	w=$(stat -c %s "$db-wal" 2>/dev/null || echo 0)
 	[ "$s" -gt "$max" ] && max=$s
 	[ "$w" -gt "$maxwal" ] && maxwal=$w
 	samples=$((samples + 1))
 	sleep 0.05
+}
+while kill -0 "$gen" 2>/dev/null; do sample; done
+# bytes added after record's last walk of the list: tests/lib.sh fixture_added
+fixture_added H
+for i in $(seq 2400); do
+	[ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ] && break
+	sample
 done
 sleep 0.5
 kill -TERM "$rpid"; wait "$rpid"; rc=$?
