@@ -184,7 +184,10 @@ for run in retry spill; do
 		seq -f "$run line %06g of a stream read 4 bytes at a time" 1 3000 > "$d5/$id.2"
 		fixture_added H
 		fill_mid_read "$d5"
-		sleep 2
+		# the commit after the read fails; slow builds (ASan) take longer
+		# than a cycle to come to it
+		for i in $(seq 300); do grep -q "no room on its file system" "$t/$run.err" && break; sleep 0.1; done
+		sleep 0.5
 		off=$(offsets "$d5" "$id")
 		have=$(python3 tests/e2e/journal_check.py stream "$J" "$id" 2 | wc -c)
 		check "mid-read fill ($run): the commit failed, the journal lacks what was read ($have of ${off#* } bytes)" \
