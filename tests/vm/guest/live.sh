@@ -24,6 +24,9 @@ wid=$(prog_id W writer)
 # -- record keeps the journal; a follow of every program reads beside it ----
 J=$out/journal.db
 "$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/record.err" & rpid=$!
+# the follow starts once record made the journal (two processes creating one
+# at once: seen to end the follow with exit 5 once; noted for a later look)
+for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
 "$BPFSTDERR" follow --all --json --journal "$J" > "$out/follow.json" 2> "$out/follow.err" & fpid=$!
 sleep 1.5
 
