@@ -23,6 +23,7 @@ struct bpf_prog_aux___w {
 
 struct watch_slot slots[WATCH_MAX];
 __u32 nr_slots;
+__u32 mark;		/* in: 0, or look for a stream at or past it (fill.h) */
 __u32 changed;		/* out: index + 1 of the first slot that differs, or 0 */
 
 /* Constant indices: CO-RE relocates a field's offset, not the size of a
@@ -39,6 +40,12 @@ static bool accounting_changed(struct bpf_prog_aux___w *aux, const struct watch_
 	       BPF_CORE_READ(aux, stream[1].dropped_msgs.counter) != s->dropped_msgs[1];
 }
 
+static bool filling(struct bpf_prog_aux___w *aux)
+{
+	return BPF_CORE_READ(aux, stream[0].capacity.counter) >= mark ||
+	       BPF_CORE_READ(aux, stream[1].capacity.counter) >= mark;
+}
+
 static long check_one(__u32 i, void *ctx)
 {
 	struct bpf_prog_aux___w *aux;
@@ -48,7 +55,7 @@ static long check_one(__u32 i, void *ctx)
 		return 1;
 	s = &slots[i];
 	aux = (void *)s->aux;
-	if (!accounting_changed(aux, s))
+	if (mark ? !filling(aux) : !accounting_changed(aux, s))
 		return 0;
 	changed = i + 1;
 	return 1;	/* one is enough: the caller walks */

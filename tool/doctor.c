@@ -11,6 +11,7 @@
 #include "debuginfo.h"
 #include "faultsrc.h"
 #include "health.h"
+#include "fill.h"
 #include "journal_cli.h"
 #include "kbtf.h"
 #include "main.h"
@@ -41,6 +42,10 @@ struct doctor {
 	 */
 	const char *list_mode;
 	int list_err;
+	/* how a drain comes before a stream fills: the fill wake's kfunc
+	 * (fill_err 0), or why it was refused
+	 */
+	int fill_err;
 	const char *journal_path;	/* NULL: --no-journal */
 	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
@@ -88,6 +93,7 @@ static void probe_list_mode(struct doctor *d)
 		return;
 	d->list_err = progs__watch(p);
 	d->list_mode = d->list_err == -ECANCELED ? "walk (BPFSTDERR_FULL_WALK)" : progs__mode(p);
+	d->fill_err = progs__fill_err(p);
 	progs__close(p);
 }
 
@@ -337,6 +343,22 @@ static void print_list_mode_plain(const struct doctor *d)
 		       errno_name(-d->list_err));
 }
 
+static void print_fill_plain(const struct doctor *d)
+{
+	printf("%-22s ", "early drain");
+	if (!d->list_mode)
+		printf("not probed\n");
+	else if (!d->fill_err)
+		printf("woken by the kernel when a stream passes %d bytes (fexit on its pushes)\n", FILL_MARK);
+	else if (d->list_err)
+		printf("none: the program list is not watched; streams are drained at each interval\n");
+	else
+		printf("by the watch's check every %g s while streams are busy; the fill wake %s: %s (%s)\n",
+		       FILL_TICK, d->fill_err == -ECANCELED ? "is off" : "was refused",
+		       d->fill_err == -ECANCELED ? "BPFSTDERR_NO_FILL_WAKE is set" : strerror(-d->fill_err),
+		       errno_name(-d->fill_err));
+}
+
 static void print_plain(const struct doctor *d)
 {
 	const struct stream_health *h = &d->health;
@@ -355,6 +377,7 @@ static void print_plain(const struct doctor *d)
 		printf(" (probe: %s%s%s)", strerror(-h->err), h->cause[0] ? ": " : "", h->cause);
 	printf("\n%-22s %s\n", "", stream_health__meaning(h));
 	print_list_mode_plain(d);
+	print_fill_plain(d);
 	printf("%-22s %s\n", "kallsyms", d->kallsyms ? "readable" : "not readable (kptr_restrict?)");
 	print_vmlinux_plain(&d->vmlinux);
 	printf("%-22s CAP_SYS_ADMIN %s, CAP_BPF %s, CAP_PERFMON %s\n", "privileges",
@@ -480,6 +503,20 @@ static struct json_object *list_mode_json(const struct doctor *d)
 	return o;
 }
 
+static struct json_object *fill_json(const struct doctor *d)
+{
+	struct json_object *o = json_object_new_object();
+	const char *by = !d->list_mode ? NULL : !d->fill_err ? "fill_wake" :
+			 d->list_err ? "interval" : "watch_tick";
+
+	json_add_str(o, "by", by);
+	json_add_int(o, "mark_bytes", FILL_MARK);
+	json_add_bool(o, "no_fill_wake_set", d->fill_err == -ECANCELED);
+	json_add_str(o, "errno", d->list_mode && d->fill_err && d->fill_err != -ECANCELED ?
+				 errno_name(-d->fill_err) : NULL);
+	return o;
+}
+
 static int print_json(const struct doctor *d)
 {
 	struct json_object *o = json_object_new_object(), *faults, *privs;
@@ -498,6 +535,7 @@ static int print_json(const struct doctor *d)
 	json_object_object_add(o, "fault_reports", faults);
 	json_object_object_add(o, "stream_writes", health_json(&d->health));
 	json_object_object_add(o, "program_list", list_mode_json(d));
+	json_object_object_add(o, "early_drain", fill_json(d));
 	json_add_bool(o, "kallsyms_readable", d->kallsyms);
 	json_object_object_add(o, "vmlinux", vmlinux_json(&d->vmlinux));
 	privs = json_object_new_object();
@@ -528,7 +566,10 @@ int do_doctor(int argc, char **argv)
 		"this host refuses what it needs (an arena map, say), with the errno and the "
 		"likely cause. \"program list\": whether drainers walk every program only when "
 		"told of a change (perf's program events and a check of stream accounting) or "
-		"every cycle (BPFSTDERR_FULL_WALK=1 forces that).\v"
+		"every cycle (BPFSTDERR_FULL_WALK=1 forces that). \"early drain\": how a stream "
+		"past 25000 bytes is drained before the next interval: woken by the kernel's "
+		"push (fexit; BPFSTDERR_NO_FILL_WAKE=1 turns it off) or the watch's check "
+		"every 10 ms while busy.\v"
 		"Exit status: 0 bpfstderr can read streams here (the verdict says when stream "
 		"writes could not be tested), 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",

@@ -65,7 +65,7 @@ static const struct argp_option opts[] = {
 	{ "errors-only", 'e', NULL, 0, "Only fault reports, and stack dumps (bpf_stream_print_stack) on stderr", 0 },
 	{ "all-frames", OPT_ALL_FRAMES, NULL, 0, "Also the frames of the kernel's report machinery (collapsed to one line by default)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per event (NDJSON)", 0 },
-	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s)", 0 },
+	{ "interval", 'd', "SECS", 0, "Poll every SECS, 0.01 to 3600 (default: adaptive, 0.05 to 1 s); a stream past 25000 bytes is drained at once", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0, "No colours (also: NO_COLOR set)", 0 },
 	{ "vmlinux", 'k', "PATH", 0, "vmlinux with DWARF for kernel frames", 0 },
 	{},
@@ -420,7 +420,7 @@ static int run(struct session *s)
 		if (!env.interval_ms)
 			interval = drained ? INTERVAL_MIN_MS :
 				   (interval * 2 > INTERVAL_MAX_MS ? INTERVAL_MAX_MS : interval * 2);
-		session__sleep(interval / 1000.0);
+		session__wait(s, interval / 1000.0, drained > 0);
 	}
 	/* one last drain, then everything held is emitted */
 	pipeline__forget_dry(s->pl);

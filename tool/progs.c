@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "progs.h"
+#include "fill.h"
 #include "watch.h"
 #include "progs.skel.h"
 #include "../bpf/progs.h"
@@ -25,7 +26,7 @@ struct progs {
 	struct progs_bpf *skel;
 	struct bpf_link *prog_link;
 	struct bpf_link *owner_link;
-	__u32 self_ids[3];		/* our own iterators and check, not shown */
+	__u32 self_ids[5];		/* our own iterators, check and fill wake: not shown */
 	struct iter_buf prog_buf;
 	struct iter_buf owner_buf;
 	bool want_stats;
@@ -34,6 +35,8 @@ struct progs {
 	 */
 	struct watch *watch;		/* NULL: every refresh walks */
 	int watch_err;			/* why not: 0 until first tried */
+	struct fill *fill;		/* NULL: no fill wake */
+	int fill_err;			/* why not: 0 until first tried */
 	bool watching;			/* the watch holds the cached list's programs */
 	struct prog_list cache;
 	bool cached, cached_owners;
@@ -193,6 +196,7 @@ void progs__close(struct progs *p)
 	bpf_link__destroy(p->prog_link);
 	progs_bpf__destroy(p->skel);
 	watch__close(p->watch);
+	fill__close(p->fill);
 	free(p->prog_buf.data);
 	free(p->owner_buf.data);
 	free(p->owner_prev.data);
@@ -402,7 +406,12 @@ static int attach_read_owners(struct progs *p, struct prog_list *l)
 
 bool progs__own(const struct progs *p, __u32 id)
 {
-	return id == p->self_ids[0] || id == p->self_ids[1] || id == p->self_ids[2];
+	size_t i;
+
+	for (i = 0; i < sizeof(p->self_ids) / sizeof(p->self_ids[0]); i++)
+		if (id && id == p->self_ids[i])
+			return true;
+	return false;
 }
 
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
@@ -445,19 +454,72 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 
 /* ---- progs__refresh(): walk only when the watch says something changed ---- */
 
+static bool env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+/* Tried once, by the first reader that waits on it (top does not: it
+ * drains at its refresh): BPFSTDERR_NO_FILL_WAKE leaves it out
+ * (-ECANCELED), as a kernel that refuses it would.
+ */
+static void open_fill(struct progs *p)
+{
+	if (p->fill || p->fill_err)
+		return;
+	if (env_set("BPFSTDERR_NO_FILL_WAKE"))
+		p->fill_err = -ECANCELED;
+	else
+		p->fill_err = fill__open(&p->fill);
+	if (p->fill)
+		fill__prog_ids(p->fill, &p->self_ids[3]);
+}
+
 int progs__watch(struct progs *p)
 {
-	const char *off = getenv("BPFSTDERR_FULL_WALK");
-
 	if (p->watch || p->watch_err)
 		return p->watch_err;
-	if (off && *off && strcmp(off, "0"))
+	if (env_set("BPFSTDERR_FULL_WALK"))
 		p->watch_err = -ECANCELED;
 	else
 		p->watch_err = watch__open(&p->watch);
 	if (p->watch)
 		p->self_ids[2] = prog_fd_id(watch__prog_fd(p->watch));
 	return p->watch_err;
+}
+
+/* ---- the fill wake (fill.h) and its fallback, for session__wait() ---- */
+
+int progs__fill_fd(struct progs *p)
+{
+	open_fill(p);
+	return p->fill ? fill__fd(p->fill) : -1;
+}
+
+void progs__fill_rearm(struct progs *p)
+{
+	if (p->fill)
+		fill__rearm(p->fill);
+}
+
+int progs__filling(struct progs *p)
+{
+	if (!p->watch || !p->watching)
+		return -ENOENT;
+	return watch__filling(p->watch);
+}
+
+int progs__fill_err(struct progs *p)
+{
+	open_fill(p);
+	return p->fill_err;
+}
+
+unsigned long long progs__fill_wakes(const struct progs *p)
+{
+	return p->fill ? fill__wakes(p->fill) : 0;
 }
 
 /* Programs the pipeline reads every cycle: bytes accounted, or no

@@ -134,6 +134,19 @@ void progs__owners_max_age(struct progs *p, int secs);
  */
 int progs__watch(struct progs *p);
 const char *progs__mode(const struct progs *p);	/* "watch" or "walk (...)" */
+/* The fill wake (fill.h), opened at the first call of either (tried
+ * once): its descriptor for a reader's wait, or -1 without one; rearm it
+ * after each drain.
+ */
+int progs__fill_fd(struct progs *p);
+void progs__fill_rearm(struct progs *p);
+/* 0, or why there is no fill wake (-ECANCELED: BPFSTDERR_NO_FILL_WAKE). */
+int progs__fill_err(struct progs *p);
+unsigned long long progs__fill_wakes(const struct progs *p);
+/* Without a fill wake: has a stream the last walk saw passed FILL_MARK
+ * (watch__filling())? 1, 0, -errno (-ENOENT: no watch to ask).
+ */
+int progs__filling(struct progs *p);
 /* One of p's own programs (iterators, the watch's check): lists leave them out. */
 bool progs__own(const struct progs *p, __u32 id);
 void progs__close(struct progs *p);

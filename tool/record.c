@@ -37,7 +37,7 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "interval", 'd', "SECS", 0, "Drain every SECS (default 1, 0.01 to 3600)", 0 },
+	{ "interval", 'd', "SECS", 0, "Drain every SECS (default 1, 0.01 to 3600), and a stream past 25000 bytes at once", 0 },
 	{ "max-age", OPT_MAX_AGE, "AGE", 0, "Drop events older than AGE: 30s, 15m, 12h, 7d, 2w; 0 keeps all (default 7d, at most 100000d)", 0 },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "Keep the database under SIZE: 1M, 64M, 1G; 0 for no limit (default 128M, least 1M)", 0 },
 	{ "metrics-address", OPT_METRICS_ADDRESS, "HOST:PORT", 0, "Serve Prometheus metrics at http://HOST:PORT/metrics ([IPV6]:PORT; 0.0.0.0 for every interface)", 0 },
@@ -85,7 +85,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static int cycle(struct session *s)
+/* One drain; *drained: the bytes it read. */
+static int cycle(struct session *s, long *drained)
 {
 	const struct prog_list *now;
 	struct timespec start;
@@ -99,6 +100,7 @@ static int cycle(struct session *s)
 		got = metrics__update(env.m, s->journal, now, s->pl, &start);
 	if (got < 0)
 		return got;
+	*drained = got;
 	err = journald__send(env.jsink, s->pl);
 	if (err)
 		return err;
@@ -111,18 +113,19 @@ static int cycle(struct session *s)
 
 static int run(struct session *s)
 {
+	long drained = 0;
 	int err = 0;
 
 	while (!session__stopped() && !err) {
-		err = cycle(s);
+		err = cycle(s, &drained);
 		if (!err)
-			session__sleep(env.interval);
+			session__wait(s, env.interval, drained > 0);
 	}
 	/* one last drain: what was written before the signal is kept; bytes
 	 * the journal had no room for go to a spill file
 	 */
 	pipeline__forget_dry(s->pl);
-	err = err ?: cycle(s);
+	err = err ?: cycle(s, &drained);
 	err = err ?: pipeline__flush(s->pl);
 	return err ?: journald__send(env.jsink, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fill.h"
 #include "journal_cli.h"
 #include "main.h"
 #include "output.h"
@@ -46,17 +47,61 @@ bool session__stopped(void)
 
 /* The ending signals are blocked from the check of the flag until ppoll()
  * lets them in, atomically: one that comes just before the sleep is not
- * slept through.
+ * slept through. fd < 0: no descriptor, only the time and the signals.
  */
-void session__sleep(double secs)
+static void wait_fd(int fd, double secs)
 {
 	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	sigset_t open;
 
 	sigprocmask(SIG_BLOCK, &ending, &open);
 	if (!stopped)
-		ppoll(NULL, 0, &ts, &open);
+		ppoll(fd < 0 ? NULL : &pfd, fd < 0 ? 0 : 1, &ts, &open);
 	sigprocmask(SIG_SETMASK, &open, NULL);
+}
+
+void session__sleep(double secs)
+{
+	wait_fd(-1, secs);
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* No fill wake: ask the watch every FILL_TICK while streams are busy.
+ * Idle (the last cycle drained nothing) the wait is one sleep, as before.
+ */
+static void wait_ticking(struct session *s, double secs)
+{
+	double end = mono_now() + secs, left;
+
+	while (!stopped && (left = end - mono_now()) > 0) {
+		wait_fd(-1, left < FILL_TICK ? left : FILL_TICK);
+		if (progs__filling(s->progs) > 0)
+			return;
+	}
+}
+
+void session__wait(struct session *s, double secs, bool busy)
+{
+	int fd = progs__fill_fd(s->progs), filling;
+
+	if (fd >= 0) {
+		progs__fill_rearm(s->progs);
+		wait_fd(fd, secs);
+		return;
+	}
+	filling = busy && secs > FILL_TICK ? progs__filling(s->progs) : -ENOENT;
+	if (filling == 0)
+		wait_ticking(s, secs);
+	else if (filling < 0)
+		wait_fd(-1, secs);
 }
 
 int session__open(struct session *s, const struct session_opts *o)

@@ -53,5 +53,12 @@ void session__catch_signals(void);
 bool session__stopped(void);
 /* Sleeps secs, less when an ending signal comes. */
 void session__sleep(double secs);
+/* The wait between two drains: secs, less when an ending signal comes or
+ * a stream passed FILL_MARK (bpf/fill.h) and must be drained before it
+ * fills. Told by the fill wake (fill.h) where the kernel allows it; else,
+ * while busy (the last drain read bytes), by the watch's check every
+ * FILL_TICK seconds; idle, one sleep.
+ */
+void session__wait(struct session *s, double secs, bool busy);
 
 #endif

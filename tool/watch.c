@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "watch.h"
+#include "../bpf/fill.h"
 #include "../bpf/progs.h"
 #include "../bpf/watch.h"
 #include "watch.skel.h"
@@ -168,13 +169,24 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt)
 	return true;
 }
 
-int watch__changed(struct watch *w)
+static int check(struct watch *w, __u32 mark)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err;
 
+	w->skel->bss->mark = mark;
 	err = bpf_prog_test_run_opts(watch__prog_fd(w), &opts);
 	if (err)
 		return -errno;
 	return w->skel->bss->changed != 0;
+}
+
+int watch__changed(struct watch *w)
+{
+	return check(w, 0);
+}
+
+int watch__filling(struct watch *w)
+{
+	return check(w, FILL_MARK);
 }

@@ -30,5 +30,10 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt);
  * one is; -errno.
  */
 int watch__changed(struct watch *w);
+/* 1: a remembered program has a stream at or past FILL_MARK bytes
+ * accounted (drain it now); 0: none has; -errno. The fill wake's fallback
+ * (tool/fill.h), one check like watch__changed().
+ */
+int watch__filling(struct watch *w);
 
 #endif

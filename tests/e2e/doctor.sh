@@ -47,6 +47,24 @@ check_eq "program list: $want (perf's program events: $(python3 tests/e2e/probe_
 BPFSTDERR_FULL_WALK=1 "$BPFSTDERR" doctor --json > "$out/walk.json"
 check_eq "BPFSTDERR_FULL_WALK=1: every cycle walks" \
 	"$(jq -r '.program_list | "\(.mode) \(.full_walk_set) \(.errno)"' "$out/walk.json")" "walk true null"
+# Early drain: the fill wake where the kernel lets fexit attach (the lab
+# proves it drains: tests/vm/guest/early_drain.sh), else the watch's tick,
+# else nothing. The mark is bpf/fill.h's.
+by=$(jq -r .early_drain.by "$out/d.json")
+case $by in
+fill_wake) check_eq "early drain by the fill wake: no errno" "$(jq -r .early_drain.errno "$out/d.json")" null ;;
+watch_tick) check "early drain by the watch's tick: the fill wake's refusal named ($(jq -r .early_drain.errno "$out/d.json"))" \
+		test "$(jq -r .early_drain.errno "$out/d.json")" != null ;;
+*) fail "early drain: '$by'" ;;
+esac
+check_eq "early drain: the mark is bpf/fill.h's" "$(jq .early_drain.mark_bytes "$out/d.json")" \
+	"$(awk '$1 == "#define" && $2 == "FILL_MARK" { print $3 }' bpf/fill.h)"
+check_eq "BPFSTDERR_NO_FILL_WAKE=1: the watch's tick, said so" \
+	"$(BPFSTDERR_NO_FILL_WAKE=1 "$BPFSTDERR" doctor --json | jq -c '.early_drain | [.by, .no_fill_wake_set, .errno]')" \
+	'["watch_tick",true,null]'
+# walking every cycle there is no watch to tick: the wake or nothing
+check_eq "BPFSTDERR_FULL_WALK=1: early drain $([ "$by" = fill_wake ] && echo "by the fill wake still" || echo "at the interval only")" \
+	"$(jq -r .early_drain.by "$out/walk.json")" "$([ "$by" = fill_wake ] && echo fill_wake || echo interval)"
 bpffs=$(findmnt -n -t bpf -o TARGET | head -n 1)
 check_eq "bpffs" "$(jq -r '.bpffs // ""' "$out/d.json")" "$bpffs"
 
@@ -62,4 +80,6 @@ check_eq "a foreign vmlinux does not match the kernel" "$(jq .vmlinux.matches "$
 "$BPFSTDERR" doctor > "$out/plain.txt"
 check "plain doctor names the write verdict" grep -q "^stream writes" "$out/plain.txt"
 check "plain doctor says how the program list is kept" grep -q "^program list  *\(watched\|walked\)" "$out/plain.txt"
+declare -A early=([fill_wake]="woken by the kernel" [watch_tick]="by the watch's check")
+check "plain doctor's early drain says what JSON does ($by)" grep -q "^early drain  *${early[$by]:-none}" "$out/plain.txt"
 finish

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The storm bench's two halves (bench/storm.sh runs them in the lab):
+ *
+ *   storm gen SOURCE PROGRAM RATE SECS
+ *	loads SOURCE's fault programs (tool/faultsrc.h: may_goto, arena, ...)
+ *	and prints "prog ID" of PROGRAM (e.g. demo_may_goto); on a line on
+ *	stdin, runs it RATE times a second (0: as fast as it can) for SECS,
+ *	one report per run, and prints "runs N secs S"; then holds the
+ *	program until the next line (or EOF), so that readers can drain it.
+ *
+ *   storm naive ID INTERVAL_MS
+ *	the naive reader: every INTERVAL_MS, BPF_PROG_STREAM_READ_BY_FD on
+ *	program ID's stderr until it is empty; counts the reports read (the
+ *	lines that start with "ERROR: ", the first line of every fault report)
+ *	and, on SIGTERM or SIGINT, reads once more and prints
+ *	"reports N bytes B".
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "faultsrc.h"
+#include "stream.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int source_by_name(const char *name)
+{
+	int s;
+
+	for (s = 0; s < FAULT_SRC_CNT; s++)
+		if (!strcmp(fault_src__name(s), name))
+			return s;
+	return -1;
+}
+
+static int prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? -1 : (int)info.id;
+}
+
+/* RATE runs a second, paced against the clock (a late start catches up
+ * at once), or back to back when rate is 0.
+ */
+static long storm(int fd, double rate, double secs)
+{
+	double t0 = now(), t;
+	long runs = 0, due;
+
+	while ((t = now() - t0) < secs) {
+		due = rate > 0 ? (long)(t * rate) + 1 : runs + 1;
+		if (runs >= due) {
+			usleep(200);
+			continue;
+		}
+		for (; runs < due; runs++) {
+			LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+			if (bpf_prog_test_run_opts(fd, &opts))
+				return -errno;
+		}
+	}
+	return runs;
+}
+
+static int do_gen(char **argv)
+{
+	struct fault_refusal why = {};
+	struct fault_progs *fp;
+	struct bpf_program *p;
+	double rate = atof(argv[2]), secs = atof(argv[3]), t0;
+	char line[64];
+	long runs;
+	int src = source_by_name(argv[0]);
+
+	if (src < 0) {
+		fprintf(stderr, "storm: no fault source '%s'\n", argv[0]);
+		return 2;
+	}
+	if (fault_progs__load(src, &fp, &why)) {
+		printf("refused %s %s\n", argv[0], strerror(-why.err));
+		return 3;
+	}
+	p = bpf_object__find_program_by_name(fault_progs__obj(fp), argv[1]);
+	if (!p || bpf_program__fd(p) < 0) {
+		printf("refused %s no program %s\n", argv[0], argv[1]);
+		fault_progs__free(fp);
+		return 3;
+	}
+	printf("prog %d\n", prog_id_of(bpf_program__fd(p)));
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin)) {
+		t0 = now();
+		runs = storm(bpf_program__fd(p), rate, secs);
+		printf("runs %ld secs %.3f\n", runs, now() - t0);
+		fflush(stdout);
+		if (fgets(line, sizeof(line), stdin)) {
+			/* held until the readers are done */
+		}
+	}
+	fault_progs__free(fp);
+	return 0;
+}
+
+/* Report headers: lines starting "ERROR: ", across reads. */
+struct counter {
+	long reports;
+	long long bytes;
+	size_t matched;		/* bytes of "ERROR: " matched at a line start */
+	int at_start;
+};
+
+static void count(struct counter *c, const char *buf, size_t len)
+{
+	static const char head[] = "ERROR: ";
+	size_t i;
+
+	c->bytes += len;
+	for (i = 0; i < len; i++) {
+		if (c->at_start && c->matched < sizeof(head) - 1 && buf[i] == head[c->matched]) {
+			if (++c->matched == sizeof(head) - 1) {
+				c->reports++;
+				c->at_start = 0;
+			}
+			continue;
+		}
+		c->matched = 0;
+		c->at_start = buf[i] == '\n';
+	}
+}
+
+static int drain(int fd, struct counter *c)
+{
+	static char buf[STREAM_READ_BUF];
+	ssize_t n;
+
+	while ((n = stream_read_fd(fd, STREAM_STDERR, buf, sizeof(buf))) > 0)
+		count(c, buf, n);
+	return n < 0 ? (int)n : 0;
+}
+
+static int do_naive(char **argv)
+{
+	struct counter c = { .at_start = 1 };
+	struct timespec ts;
+	long ms = atol(argv[1]);
+	int fd, err;
+
+	fd = bpf_prog_get_fd_by_id(atoi(argv[0]));
+	if (fd < 0) {
+		fprintf(stderr, "storm: program %s: %s\n", argv[0], strerror(errno));
+		return 1;
+	}
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = ms % 1000 * 1000000L;
+	while (!stop) {
+		err = drain(fd, &c);
+		if (err) {
+			fprintf(stderr, "storm: read: %s\n", strerror(-err));
+			return 1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	err = drain(fd, &c);
+	printf("reports %ld bytes %lld\n", c.reports, c.bytes);
+	close(fd);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "gen"))
+		return do_gen(argv + 2);
+	if (argc == 4 && !strcmp(argv[1], "naive"))
+		return do_naive(argv + 2);
+	fprintf(stderr, "usage: storm gen SOURCE PROGRAM RATE SECS | storm naive ID INTERVAL_MS\n");
+	return 2;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fill wake (fill.bpf.c, tool/fill.c): shared by both sides.
+ *
+ * Mark: the bytes accounted to one stream past which it is drained now,
+ * not at the next interval. A quarter of BPF_STREAM_MAX_CAPACITY: at
+ * 10,000 fault reports a second (~6 MB/s) the other three quarters last
+ * about 12 ms, the time a reader has to be woken and read.
+ */
+#ifndef BPFSTDERR_FILL_H
+#define BPFSTDERR_FILL_H
+
+#define FILL_MARK	25000
+
+#endif

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fill.h"
+#include "kbtf.h"
+#include "fill.skel.h"
+
+struct fill {
+	struct fill_bpf *skel;
+	struct ring_buffer *rb;
+	const char *printk_target;
+};
+
+/* The printk kfunc's names: renamed in 6.18 (an implicit last argument);
+ * since 7.x both are in BTF, and only the one with a body (the BPF-facing
+ * name) can be attached to: each is tried, in this order.
+ */
+static const char *const printk_kfuncs[] = { "bpf_stream_vprintk_impl", "bpf_stream_vprintk" };
+
+static int on_wake(void *ctx, void *data, size_t len)
+{
+	(void)ctx, (void)data, (void)len;
+	return 0;
+}
+
+static int load_for(struct fill *f, const char *printk)
+{
+	struct fill_bpf *s;
+	int err;
+
+	s = fill_bpf__open();
+	if (!s)
+		return -errno;
+	err = bpf_program__set_attach_target(s->progs.fill_printk, 0, printk) ?:
+	      bpf_program__set_attach_target(s->progs.fill_commit, 0, "bpf_stream_stage_commit");
+	err = err ?: fill_bpf__load(s);
+	if (err) {
+		fill_bpf__destroy(s);
+		return err;
+	}
+	f->skel = s;
+	f->printk_target = printk;
+	return 0;
+}
+
+static int fill_load(struct fill *f)
+{
+	int err = -EOPNOTSUPP;	/* no streams, or not the functions we know */
+	size_t i;
+
+	if (!kbtf_has_func("bpf_stream_stage_commit"))
+		return err;
+	for (i = 0; i < sizeof(printk_kfuncs) / sizeof(printk_kfuncs[0]); i++) {
+		if (!kbtf_has_func(printk_kfuncs[i]))
+			continue;
+		err = load_for(f, printk_kfuncs[i]);
+		if (err != -ENOENT && err != -ESRCH)
+			break;
+	}
+	err = err ?: fill_bpf__attach(f->skel);
+	if (err)
+		return err;
+	f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.wakes), on_wake, NULL, NULL);
+	if (!f->rb)
+		return -errno;
+	f->skel->bss->armed = 1;
+	return 0;
+}
+
+int fill__open(struct fill **out)
+{
+	struct fill *f = calloc(1, sizeof(*f));
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	err = fill_load(f);
+	if (err) {
+		fill__close(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+void fill__close(struct fill *f)
+{
+	if (!f)
+		return;
+	ring_buffer__free(f->rb);
+	fill_bpf__destroy(f->skel);
+	free(f);
+}
+
+int fill__fd(const struct fill *f)
+{
+	return ring_buffer__epoll_fd(f->rb);
+}
+
+void fill__rearm(struct fill *f)
+{
+	ring_buffer__consume(f->rb);
+	__atomic_store_n(&f->skel->bss->armed, 1, __ATOMIC_RELEASE);
+}
+
+unsigned long long fill__wakes(const struct fill *f)
+{
+	return __atomic_load_n(&f->skel->bss->nr_wakes, __ATOMIC_RELAXED);
+}
+
+static __u32 prog_id(struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) ? 0 : info.id;
+}
+
+void fill__prog_ids(const struct fill *f, __u32 ids[2])
+{
+	ids[0] = prog_id(f->skel->progs.fill_printk);
+	ids[1] = prog_id(f->skel->progs.fill_commit);
+}
+
+const char *fill__printk_target(const struct fill *f)
+{
+	return f->printk_target;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fill wake: a descriptor that becomes readable when a stream passes
+ * FILL_MARK bytes accounted (bpf/fill.h), so that it is drained before it
+ * fills and the kernel refuses reports. The kernel tells us at each push
+ * (fexit programs on the functions that charge a stream, bpf/fill.bpf.c);
+ * where attaching there is refused (no BPF trampolines, lockdown, an
+ * older kernel) there is no fill wake, and readers fall back to the
+ * watch's check (watch__filling()).
+ */
+#ifndef BPFSTDERR_FILL_H_USER
+#define BPFSTDERR_FILL_H_USER
+
+#include <linux/types.h>
+
+#include "../bpf/fill.h"
+
+/* The fallback's period, seconds: while streams are busy, readers without
+ * a fill wake ask the watch this often whether one passed FILL_MARK.
+ */
+#define FILL_TICK	0.01
+
+struct fill;
+
+/* 0, or -errno when the kernel refuses: then there is none. */
+int fill__open(struct fill **out);
+void fill__close(struct fill *f);
+/* Readable (POLLIN) once a stream passed the mark since the last rearm. */
+int fill__fd(const struct fill *f);
+/* Empties what woke us and arms the next wake: call it before waiting
+ * again, after draining.
+ */
+void fill__rearm(struct fill *f);
+/* Wakes sent since open. */
+unsigned long long fill__wakes(const struct fill *f);
+/* Our programs, not shown: ids[0..1]. */
+void fill__prog_ids(const struct fill *f, __u32 ids[2]);
+/* What the printk side attached to: the kfunc's name on this kernel. */
+const char *fill__printk_target(const struct fill *f);
+
+#endif
