@@ -300,9 +300,16 @@ static int collect_dumps(struct report *r)
 	return rc;
 }
 
-/* Programs with bytes no read returned are part of the report even when
- * nothing was readable: on kernels whose writes fail that is all there is.
+/* Programs with bytes no read returned, or messages the kernel counted as
+ * dropped, are part of the report even when nothing was readable: on
+ * kernels whose writes fail that is all there is.
  */
+static bool silent_loss(const struct prog *p)
+{
+	return stream_accounted(p->capacity) ||
+	       (p->has_drops && (p->dropped_msgs[0] > 0 || p->dropped_msgs[1] > 0));
+}
+
 static void add_silent_losses(struct report *r)
 {
 	const struct prog *p;
@@ -311,7 +318,7 @@ static void add_silent_losses(struct report *r)
 
 	for (i = 0; i < r->after.cnt; i++) {
 		p = &r->after.progs[i];
-		if (!selected(p, NULL) || !p->has_streams || !stream_accounted(p->capacity))
+		if (!selected(p, NULL) || !p->has_streams || !silent_loss(p))
 			continue;
 		gp = grouper__prog(r->g, p->ident.id, p->ident.tag, p->ident.name);
 		if (gp) {
