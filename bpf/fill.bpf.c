@@ -19,6 +19,7 @@ struct bpf_stream___f {
 } __attribute__((preserve_access_index));
 
 struct bpf_prog_aux___f {
+	__u32 id;
 	struct bpf_stream___f stream[2];
 } __attribute__((preserve_access_index));
 
@@ -48,7 +49,7 @@ static int accounted(struct bpf_prog_aux___f *aux, int stream_id)
 
 static void pushed(struct bpf_prog_aux___f *aux, int stream_id)
 {
-	__u64 *r;
+	struct fill_wake *r;
 
 	if (!aux || accounted(aux, stream_id) < FILL_MARK)
 		return;
@@ -57,7 +58,8 @@ static void pushed(struct bpf_prog_aux___f *aux, int stream_id)
 	r = bpf_ringbuf_reserve(&wakes, sizeof(*r), 0);
 	if (!r)
 		return;
-	*r = (__u64)aux;
+	r->prog_id = BPF_CORE_READ(aux, id);
+	r->stream = stream_id;
 	bpf_ringbuf_submit(r, 0);
 	__sync_fetch_and_add(&nr_wakes, 1);
 }

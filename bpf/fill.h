@@ -11,4 +11,10 @@
 
 #define FILL_MARK	25000
 
+/* One wake: whose stream passed the mark (stream: enum stream). */
+struct fill_wake {
+	__u32 prog_id;
+	__u32 stream;
+};
+
 #endif

@@ -12,6 +12,8 @@ struct fill {
 	struct fill_bpf *skel;
 	struct ring_buffer *rb;
 	const char *printk_target;
+	fill_fn fn;		/* during fill__consume() */
+	void *ctx;
 };
 
 /* The printk kfunc's names: renamed in 6.18 (an implicit last argument);
@@ -22,7 +24,11 @@ static const char *const printk_kfuncs[] = { "bpf_stream_vprintk_impl", "bpf_str
 
 static int on_wake(void *ctx, void *data, size_t len)
 {
-	(void)ctx, (void)data, (void)len;
+	struct fill *f = ctx;
+	const struct fill_wake *w = data;
+
+	if (f->fn && len >= sizeof(*w))
+		f->fn(w->prog_id, w->stream, f->ctx);
 	return 0;
 }
 
@@ -63,7 +69,7 @@ static int fill_load(struct fill *f)
 	err = err ?: fill_bpf__attach(f->skel);
 	if (err)
 		return err;
-	f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.wakes), on_wake, NULL, NULL);
+	f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.wakes), on_wake, f, NULL);
 	if (!f->rb)
 		return -errno;
 	f->skel->bss->armed = 1;
@@ -98,6 +104,14 @@ void fill__close(struct fill *f)
 int fill__fd(const struct fill *f)
 {
 	return ring_buffer__epoll_fd(f->rb);
+}
+
+void fill__consume(struct fill *f, fill_fn fn, void *ctx)
+{
+	f->fn = fn;
+	f->ctx = ctx;
+	ring_buffer__consume(f->rb);
+	f->fn = NULL;
 }
 
 void fill__rearm(struct fill *f)

@@ -30,6 +30,11 @@ int fill__fd(const struct fill *f);
  * again, after draining.
  */
 void fill__rearm(struct fill *f);
+/* Each wake since the last call: whose stream passed the mark (stream:
+ * enum stream). Then call fill__rearm().
+ */
+typedef void (*fill_fn)(__u32 prog_id, unsigned int stream, void *ctx);
+void fill__consume(struct fill *f, fill_fn fn, void *ctx);
 /* Wakes sent since open. */
 unsigned long long fill__wakes(const struct fill *f);
 /* Our programs, not shown: ids[0..1]. */

@@ -423,6 +423,7 @@ static int run(struct session *s)
 		session__wait(s, interval / 1000.0, drained > 0);
 	}
 	/* one last drain, then everything held is emitted */
+	session__quiesce(s);
 	pipeline__forget_dry(s->pl);
 	if (!err && !nothing_left())
 		err = cycle(s, &drained);

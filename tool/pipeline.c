@@ -502,7 +502,8 @@ static unsigned int streams_to_read(const struct pipeline *pl, const struct prog
 	if (!p->has_streams)
 		return pl->ops.streams;
 	for_each_stream(s)
-		if (p->capacity[stream_idx(s)] > 0 && !stream_dry(pl, t, s))
+		if ((p->capacity[stream_idx(s)] > 0 && !stream_dry(pl, t, s)) ||
+		    drainer__held(pl->drainer, p->ident.id, STREAM_MASK(s)))
 			mask |= STREAM_MASK(s);
 	return mask & pl->ops.streams;
 }
@@ -655,9 +656,22 @@ static long drain_active(struct pipeline *pl, const struct prog_list *now, bool 
 	return err ?: total;
 }
 
+/* A program gone since the last cycle, with bytes the rescue read ahead
+ * (rescue.h): they are its last, drained before it is forgotten.
+ */
+static void drain_gone(struct pipeline *pl, struct tracked *t, bool may_read, long *total, long *err)
+{
+	struct prog p = { .ident = t->p.ident, .has_streams = true };
+
+	if (drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK_BOTH))
+		drain_turn(pl, t, &p, may_read, total, err);
+	forget(pl, t);
+}
+
 /* The drain itself: programs gone since the last cycle are forgotten,
- * every selected one with bytes accounted is read (when may_read). After
- * an error nothing more is read: with a journal, its transaction is lost.
+ * every selected one with bytes accounted (or held by the rescue) is read
+ * (when may_read). After an error nothing more is read: with a journal,
+ * its transaction is lost.
  */
 static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may_read)
 {
@@ -666,7 +680,8 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 	long total = 0, err = 0;
 	__u32 *ids;
 
-	if (same_list(pl, now))
+	/* held bytes can be a quiet program's: only the whole list has it */
+	if (same_list(pl, now) && !drainer__held(pl->drainer, 0, 0))
 		return drain_active(pl, now, may_read);
 	next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
 	ids = calloc(now->cnt ? now->cnt : 1, sizeof(*ids));
@@ -682,7 +697,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		struct jprog ident;
 
 		while (o < pl->cnt && pl->ids[o] < p->ident.id)
-			forget(pl, pl->t[o++]);
+			drain_gone(pl, pl->t[o++], may_read, &total, &err);
 		if (o < pl->cnt && pl->ids[o] == p->ident.id) {
 			t = pl->t[o++];
 			if (!prog_ident__same(&t->p.ident, &p->ident)) {
@@ -703,7 +718,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	while (o < pl->cnt)
-		forget(pl, pl->t[o++]);
+		drain_gone(pl, pl->t[o++], may_read, &total, &err);
 	free(pl->t);
 	free(pl->ids);
 	pl->t = next;
@@ -860,6 +875,8 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 	const struct prog *p;
 	size_t i;
 
+	if (drainer__held(pl->drainer, 0, 0))	/* read ahead, maybe of a quiet program */
+		return true;
 	for (i = 0; i < (active ? now->cnt_active : now->cnt); i++) {
 		p = nth_prog(now, active, i);
 		if (streams_to_read(pl, p, same ? pipeline__find(pl, p->ident.id) : NULL) &&
@@ -1091,6 +1108,12 @@ static int read_events(struct pipeline *pl)
 
 /* ---- the cycle ------------------------------------------------------------------ */
 
+/* The rescue reads for the programs tracked now, while there is room. */
+int pipeline__allow_rescue(struct pipeline *pl)
+{
+	return drainer__rescue_allow(pl->drainer, pl->ids, pl->cnt, pl->ops.streams, !pl->no_room);
+}
+
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 {
 	struct timespec mono;
@@ -1107,6 +1130,8 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 		err = read_events(pl);
 	call_gone(pl);
 	pl->now = NULL;
+	if (!err)
+		err = pipeline__allow_rescue(pl);
 	if (got < 0)
 		return got;
 	if (err && !pl->err)

@@ -95,6 +95,11 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now);
  * last cycle unchanged, only its active programs are looked at.
  */
 long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
+/* Tell the drainer's rescue (rescue.h) what it may read: the programs
+ * tracked now and their streams, while the journal has room. Each cycle
+ * does; call it once the rescue started. 0, or -ENOMEM.
+ */
+int pipeline__allow_rescue(struct pipeline *pl);
 /* Streams found empty are read again at the next cycle, whatever the
  * watch says: before a last drain, so that nothing another reader's race
  * (stream_dry() in pipeline.c) left waiting stays behind.

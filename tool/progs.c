@@ -498,6 +498,12 @@ int progs__fill_fd(struct progs *p)
 	return p->fill ? fill__fd(p->fill) : -1;
 }
 
+struct fill *progs__fill(struct progs *p)
+{
+	open_fill(p);
+	return p->fill;
+}
+
 void progs__fill_rearm(struct progs *p)
 {
 	if (p->fill)

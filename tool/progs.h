@@ -140,6 +140,7 @@ const char *progs__mode(const struct progs *p);	/* "watch" or "walk (...)" */
  */
 int progs__fill_fd(struct progs *p);
 void progs__fill_rearm(struct progs *p);
+struct fill *progs__fill(struct progs *p);	/* NULL: none */
 /* 0, or why there is no fill wake (-ECANCELED: BPFSTDERR_NO_FILL_WAKE). */
 int progs__fill_err(struct progs *p);
 unsigned long long progs__fill_wakes(const struct progs *p);

@@ -124,6 +124,7 @@ static int run(struct session *s)
 	/* one last drain: what was written before the signal is kept; bytes
 	 * the journal had no room for go to a spill file
 	 */
+	session__quiesce(s);
 	pipeline__forget_dry(s->pl);
 	err = err ?: cycle(s, &drained);
 	err = err ?: pipeline__flush(s->pl);

@@ -88,10 +88,26 @@ static void wait_ticking(struct session *s, double secs)
 	}
 }
 
+/* The fill wake's wakes go to the rescue thread (rescue.h), started at
+ * the first wait; where it cannot run, to this thread's wait.
+ */
+static bool rescuing(struct session *s)
+{
+	if (!drainer__rescuing(s->drainer) && !s->rescue_err) {
+		s->rescue_err = drainer__rescue_start(s->drainer, progs__fill(s->progs)) ?:
+				pipeline__allow_rescue(s->pl) ?: -EALREADY;
+	}
+	return drainer__rescuing(s->drainer);
+}
+
 void session__wait(struct session *s, double secs, bool busy)
 {
 	int fd = progs__fill_fd(s->progs), filling;
 
+	if (fd >= 0 && rescuing(s)) {
+		wait_fd(-1, secs);
+		return;
+	}
 	if (fd >= 0) {
 		progs__fill_rearm(s->progs);
 		wait_fd(fd, secs);
@@ -128,6 +144,12 @@ int session__open(struct session *s, const struct session_opts *o)
 		return exit_for_errno(err, what);
 	}
 	return EXIT_OK;
+}
+
+void session__quiesce(struct session *s)
+{
+	if (s->drainer)
+		drainer__rescue_stop(s->drainer);
 }
 
 void session__close(struct session *s)

@@ -29,6 +29,7 @@ struct session {
 	struct symbolizer *sym;
 	struct drainer *drainer;
 	struct pipeline *pl;
+	int rescue_err;		/* 0: not tried; the rescue's start, -EALREADY: started */
 };
 
 /* Sets everything up: EXIT_OK, or the exit code after one line on stderr.
@@ -55,10 +56,16 @@ bool session__stopped(void);
 void session__sleep(double secs);
 /* The wait between two drains: secs, less when an ending signal comes or
  * a stream passed FILL_MARK (bpf/fill.h) and must be drained before it
- * fills. Told by the fill wake (fill.h) where the kernel allows it; else,
- * while busy (the last drain read bytes), by the watch's check every
- * FILL_TICK seconds; idle, one sleep.
+ * fills. Where the kernel allows the fill wake (fill.h), its wakes go to
+ * the rescue thread, which reads such a stream at once (rescue.h), and
+ * the wait is the whole interval; else, while busy (the last drain read
+ * bytes), the watch's check every FILL_TICK seconds ends it; idle, one
+ * sleep.
  */
 void session__wait(struct session *s, double secs, bool busy);
+/* Before the last drain: nothing is read ahead after it (rescue.h), so
+ * that the last drain hands out everything read.
+ */
+void session__quiesce(struct session *s);
 
 #endif

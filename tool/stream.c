@@ -11,6 +11,7 @@
 #include <bpf/libbpf_version.h>
 
 #include "kbtf.h"
+#include "rescue.h"
 #include "stream.h"
 #include "rfc_drain.skel.h"
 
@@ -108,6 +109,7 @@ const char *stream_backend_name(enum stream_backend b)
 struct drainer {
 	enum stream_backend backend;
 	char *buf;
+	struct rescue *rescue;		/* upstream, once started: every read goes through it */
 	/* RFC backend */
 	struct rfc_drain_bpf *rfc;
 	struct ring_buffer *rb;
@@ -173,6 +175,7 @@ void drainer__free(struct drainer *d)
 {
 	if (!d)
 		return;
+	rescue__free(d->rescue);
 	ring_buffer__free(d->rb);
 	rfc_drain_bpf__destroy(d->rfc);
 	free(d->buf);
@@ -197,19 +200,27 @@ static int drain_upstream_one(struct drainer *d, int fd, __u32 id, enum stream s
 	}
 }
 
+/* A program gone is read no more, but what was held for it is its last. */
 static int drain_upstream(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)
 {
 	enum stream s;
-	int fd, err = 0;
+	int fd, err = 0, gone = 0;
 
 	fd = bpf_prog_get_fd_by_id(id);
-	if (fd < 0)
-		return -errno;
-	for_each_stream(s)
-		if (!err && (mask & STREAM_MASK(s)))
-			err = drain_upstream_one(d, fd, id, s, fn, ctx);
-	close(fd);
-	return err;
+	if (fd < 0) {
+		gone = -errno;
+		if (!d->rescue)
+			return gone;
+	}
+	for_each_stream(s) {
+		if (err || !(mask & STREAM_MASK(s)))
+			continue;
+		err = d->rescue ? rescue__drain(d->rescue, fd, id, s, fn, ctx) :
+				  drain_upstream_one(d, fd, id, s, fn, ctx);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err ?: gone;
 }
 
 static int drain_rfc_one(struct drainer *d, __u32 id, enum stream stream)
@@ -244,6 +255,36 @@ static int drain_rfc(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn
 		if (!err && (mask & STREAM_MASK(s)))
 			err = drain_rfc_one(d, id, s);
 	return err;
+}
+
+int drainer__rescue_start(struct drainer *d, struct fill *f)
+{
+	if (d->backend != BACKEND_UPSTREAM)
+		return -EOPNOTSUPP;
+	if (d->rescue)
+		return 0;
+	return rescue__start(&d->rescue, f);
+}
+
+void drainer__rescue_stop(struct drainer *d)
+{
+	rescue__stop(d->rescue);
+}
+
+bool drainer__rescuing(const struct drainer *d)
+{
+	return d->rescue;
+}
+
+int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
+			  bool room)
+{
+	return d->rescue ? rescue__allow(d->rescue, ids, cnt, streams, room) : 0;
+}
+
+bool drainer__held(struct drainer *d, __u32 id, unsigned int mask)
+{
+	return d->rescue && rescue__holds(d->rescue, id, mask);
 }
 
 int drainer__drain(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)

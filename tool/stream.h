@@ -77,4 +77,19 @@ int drainer__new(struct drainer **out, enum stream_backend b);
 int drainer__drain(struct drainer *d, __u32 prog_id, unsigned int mask, drain_fn fn, void *ctx);
 void drainer__free(struct drainer *d);
 
+struct fill;
+/* Read ahead of the drains (rescue.h): a thread that f's wakes wake reads
+ * streams past the mark into memory, and drainer__drain() hands that out
+ * first. Upstream backend only; -errno when it cannot start.
+ */
+int drainer__rescue_start(struct drainer *d, struct fill *f);
+/* The thread stops (before a last drain: nothing is read after it). */
+void drainer__rescue_stop(struct drainer *d);
+bool drainer__rescuing(const struct drainer *d);
+/* What the thread may read (rescue__allow()); nothing without a rescue. */
+int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
+			  bool room);
+/* Bytes held for program id's streams in mask (mask 0: for any program). */
+bool drainer__held(struct drainer *d, __u32 id, unsigned int mask);
+
 #endif

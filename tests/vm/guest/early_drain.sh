@@ -1,12 +1,15 @@
 # Inside a lab guest (tests/vm/lab.sh), where stream writes work: a stream
-# that passes FILL_MARK bytes accounted (bpf/fill.h) is drained at once,
-# not at the next interval, because the kernel's push woke the reader (the
-# fill wake: fexit on the stream functions, which Debian's kernels allow).
-# Oracle: the pinned capacity iterator (bpftool), read while record runs
-# with a 30 s interval. Without the fill wake (BPFSTDERR_NO_FILL_WAKE=1),
-# a record whose last drain read bytes asks the watch every 10 ms (tick),
-# and one idle so far does not (off): it leaves the bytes where they are,
-# so the wake, or the tick, is what drained them.
+# that passes FILL_MARK bytes accounted (bpf/fill.h) is read at once, not
+# at the next interval: the kernel's push wakes the rescue thread (the
+# fill wake: fexit on the stream functions, which Debian's kernels allow),
+# which reads it into memory; and what it read reaches the journal, in
+# order, at the last drain, also for a program unloaded meanwhile.
+# Oracles: the pinned capacity iterator (bpftool), read while record runs
+# with a 30 s interval, and the journal read with Python's sqlite3 (every
+# 'x' written). Without the fill wake (BPFSTDERR_NO_FILL_WAKE=1), a record
+# whose last drain read bytes asks the watch every 10 ms (tick), and one
+# idle so far does not (off): it leaves the bytes where they are, so the
+# wake, or the tick, is what read them.
 . tests/lib.sh
 
 echo "# kernel $(uname -r)"
@@ -24,6 +27,15 @@ check_eq "doctor --json: BPFSTDERR_NO_FILL_WAKE=1: by the watch's tick" \
 
 start_holder W writer || { fail "holdprog writer loads"; finish; }
 wid=$(prog_id W writer)
+journal_bytes() {	# journal_bytes J ID: stderr bytes kept, and whether all are 'x'
+	python3 -c "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+q = 'select {} from {} t join progs p on p.row = t.prog where p.id = ? and t.stream = 2'
+b = b''.join(r[0] for r in c.execute(q.format('text', 'events') + ' order by seq', (int(sys.argv[2]),)))
+b += b''.join(r[0] for r in c.execute(q.format('bytes', 'pending'), (int(sys.argv[2]),)))
+print(len(b), set(b) == {ord('x')})" "$1" "$2"
+}
 writes() { holder_cmd W "write 2 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
 below=$((mark / 500 - 10)) over=20
 for mode in wake tick off; do
@@ -32,7 +44,8 @@ for mode in wake tick off; do
 		"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/$mode.err" & rpid=$!
 	else
 		# tick: busy from record's first drain, which reads this message
-		[ $mode = tick ] && holder_cmd W "write 2 1 37" > /dev/null
+		pre=0
+		[ $mode = tick ] && holder_cmd W "write 2 1 37" > /dev/null && pre=37
 		BPFSTDERR_NO_FILL_WAKE=1 "$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/$mode.err" & rpid=$!
 	fi
 	for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
@@ -51,6 +64,27 @@ for mode in wake tick off; do
 	fi
 	kill -TERM "$rpid"; wait "$rpid"
 	check_eq "$mode: record ends 0" "$?" 0
+	# what was read ahead reached the journal at the last drain: every
+	# 'x' written, in messages or the held tail (Python's sqlite3)
+	check_eq "$mode: the journal has every byte written, as written" \
+		"$(journal_bytes "$J" "$wid")" "$(((below + over) * 500 + ${pre:-0})) True"
 done
+
+# -- read ahead, then unloaded: what was read is the program's last --------
+start_holder G writer || { fail "holdprog writer loads (gone)"; finish; }
+gid=$(prog_id G writer)
+J=$out/gone.db
+"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/gone.err" & rpid=$!
+for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
+sleep 2
+check_eq "gone: $((below + over)) writes succeed" "$(holder_cmd G "write 2 $((below + over)) 500" | tr ' ' '\n' | grep -c '^0$')" "$((below + over))"
+sleep 3
+check_eq "gone: read ahead (capacity 0)" "$(capacity "$gid")" 0
+stop_holder G
+sleep 1
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "gone: record ends 0" "$?" 0
+check_eq "gone: the unloaded program's bytes are in the journal" "$(journal_bytes "$J" "$gid")" \
+	"$(((below + over) * 500)) True"
 stop_holder W
 finish

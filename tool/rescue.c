@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <bpf/bpf.h>
+
+#include "fill.h"
+#include "progs.h"
+#include "rescue.h"
+
+/* A drain hands out what it read once this much is held for the stream:
+ * the pipeline's memory stays bounded while a storm goes on.
+ */
+#define DRAIN_BATCH	(1 << 20)
+
+struct held {
+	__u32 id;
+	enum stream s;
+	char *buf;
+	size_t len, cap;
+};
+
+struct rescue {
+	pthread_mutex_t lock;		/* everything below, and every read */
+	struct held *h;
+	size_t nh;
+	size_t bytes;			/* held, all streams */
+	__u32 *ids;			/* rescue__allow() */
+	size_t nids;
+	unsigned int streams;
+	bool room;
+	unsigned long long rescued;
+	/* the thread's own */
+	struct fill *fill;
+	pthread_t thread;
+	int stop_fd;
+	bool running;
+};
+
+static struct held *held_find(struct rescue *r, __u32 id, enum stream s)
+{
+	size_t i;
+
+	for (i = 0; i < r->nh; i++)
+		if (r->h[i].id == id && r->h[i].s == s)
+			return &r->h[i];
+	return NULL;
+}
+
+static struct held *held_get(struct rescue *r, __u32 id, enum stream s)
+{
+	struct held *h = held_find(r, id, s), *tmp;
+
+	if (h)
+		return h;
+	tmp = realloc(r->h, (r->nh + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	r->h = tmp;
+	h = &r->h[r->nh++];
+	memset(h, 0, sizeof(*h));
+	h->id = id;
+	h->s = s;
+	return h;
+}
+
+/* Read stream s into h until it is empty or h holds up to: room for a
+ * whole read is made before each read, so that nothing is read that
+ * cannot be kept. 0, or -errno (-ENOMEM: not read, no room).
+ */
+static int held_fill(struct rescue *r, struct held *h, int fd, size_t upto)
+{
+	ssize_t n;
+	char *tmp;
+
+	while (h->len < upto) {
+		if (h->cap - h->len < STREAM_READ_BUF) {
+			tmp = realloc(h->buf, h->len + STREAM_READ_BUF);
+			if (!tmp)
+				return -ENOMEM;
+			h->buf = tmp;
+			h->cap = h->len + STREAM_READ_BUF;
+		}
+		n = stream_read_fd(fd, h->s, h->buf + h->len, STREAM_READ_BUF);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return n;
+		h->len += n;
+		r->bytes += n;
+	}
+	return 0;
+}
+
+/* Everything held for one stream, taken out: the caller frees it. */
+static char *held_take(struct rescue *r, struct held *h, size_t *len)
+{
+	char *buf = h->buf;
+
+	*len = h->len;
+	r->bytes -= h->len;
+	h->buf = NULL;
+	h->len = h->cap = 0;
+	return buf;
+}
+
+/* A slot with nothing held goes: idle streams keep no buffer. */
+static void held_drop_empty(struct rescue *r, struct held *h)
+{
+	if (h->len)
+		return;
+	free(h->buf);
+	*h = r->h[--r->nh];
+}
+
+/* Bytes handed out that the pipeline did not take (it stopped): back in
+ * front of what is held, so that the next drain starts with them.
+ */
+static int held_unget(struct rescue *r, __u32 id, enum stream s, const char *buf, size_t len)
+{
+	struct held *h;
+	char *tmp;
+	int err = -ENOMEM;
+
+	pthread_mutex_lock(&r->lock);
+	h = held_get(r, id, s);
+	tmp = h ? malloc(len + h->len) : NULL;
+	if (tmp) {
+		memcpy(tmp, buf, len);
+		if (h->len)
+			memcpy(tmp + len, h->buf, h->len);
+		free(h->buf);
+		h->buf = tmp;
+		h->len += len;
+		h->cap = h->len;
+		r->bytes += len;
+		err = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+static bool allowed(const struct rescue *r, __u32 id, enum stream s)
+{
+	return r->room && (r->streams & STREAM_MASK(s)) &&
+	       prog_ids_find(r->ids, r->nids, id);
+}
+
+/* A wake: read the stream now, if we may and have room to keep it. */
+static void on_wake(__u32 id, unsigned int stream, void *ctx)
+{
+	struct rescue *r = ctx;
+	enum stream s = stream;
+	struct held *h;
+	size_t before;
+	int fd;
+
+	if (s != STREAM_STDOUT && s != STREAM_STDERR)
+		return;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (allowed(r, id, s) && r->bytes < RESCUE_MAX) {
+		h = held_get(r, id, s);
+		if (h) {
+			before = h->len;
+			held_fill(r, h, fd, h->len + (RESCUE_MAX - r->bytes));
+			r->rescued += h->len - before;
+			held_drop_empty(r, h);
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	close(fd);
+}
+
+static void *rescue_main(void *arg)
+{
+	struct rescue *r = arg;
+	struct pollfd p[2] = {
+		{ .fd = fill__fd(r->fill), .events = POLLIN },
+		{ .fd = r->stop_fd, .events = POLLIN },
+	};
+
+	fill__rearm(r->fill);
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		fill__consume(r->fill, on_wake, r);
+		fill__rearm(r->fill);
+	}
+	return NULL;
+}
+
+int rescue__start(struct rescue **out, struct fill *f)
+{
+	struct rescue *r = calloc(1, sizeof(*r));
+	sigset_t all, old;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	r->fill = f;
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (r->stop_fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	/* signals are the main thread's: its ppoll() is what they end */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&r->thread, NULL, rescue_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto err_close;
+	r->running = true;
+	*out = r;
+	return 0;
+
+err_close:
+	close(r->stop_fd);
+err_free:
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	return err;
+}
+
+void rescue__stop(struct rescue *r)
+{
+	__u64 one = 1;
+
+	if (!r || !r->running)
+		return;
+	if (write(r->stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(r->thread, NULL);
+	else
+		pthread_cancel(r->thread), pthread_join(r->thread, NULL);
+	r->running = false;
+}
+
+void rescue__free(struct rescue *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	rescue__stop(r);
+	for (i = 0; i < r->nh; i++)
+		free(r->h[i].buf);
+	free(r->h);
+	free(r->ids);
+	close(r->stop_fd);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room)
+{
+	__u32 *copy = malloc((cnt ? cnt : 1) * sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, ids, cnt * sizeof(*copy));
+	pthread_mutex_lock(&r->lock);
+	free(r->ids);
+	r->ids = copy;
+	r->nids = cnt;
+	r->streams = streams;
+	r->room = room;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask)
+{
+	bool any = false;
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->nh && !any; i++)
+		any = r->h[i].len && (!mask || (r->h[i].id == id && (mask & STREAM_MASK(r->h[i].s))));
+	pthread_mutex_unlock(&r->lock);
+	return any;
+}
+
+/* Held bytes for (id, s), after reading the stream into them (fd >= 0). */
+static char *take(struct rescue *r, int fd, __u32 id, enum stream s, size_t *len, int *err)
+{
+	struct held *h;
+	char *buf = NULL;
+
+	*len = 0;
+	pthread_mutex_lock(&r->lock);
+	h = fd >= 0 ? held_get(r, id, s) : held_find(r, id, s);
+	if (!h && fd >= 0)
+		*err = -ENOMEM;
+	if (h && fd >= 0)
+		*err = held_fill(r, h, fd, h->len + DRAIN_BATCH);
+	if (h && h->len)
+		buf = held_take(r, h, len);
+	if (h)
+		held_drop_empty(r, h);
+	pthread_mutex_unlock(&r->lock);
+	return buf;
+}
+
+int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn, void *ctx)
+{
+	size_t len, off, n;
+	int err, rerr = 0;
+	char *buf;
+
+	for (;;) {
+		buf = take(r, fd, id, s, &len, &rerr);
+		if (!buf)
+			return rerr;
+		for (err = 0, off = 0; off < len && !err; off += n) {
+			n = len - off < STREAM_READ_BUF ? len - off : STREAM_READ_BUF;
+			err = fn(id, s, buf + off, n, ctx);
+		}
+		/* what fn did not get stays held; memory failing here loses it */
+		if (off < len && held_unget(r, id, s, buf + off, len - off))
+			err = err ?: -ENOMEM;
+		free(buf);
+		if (err)
+			return err;
+		if (rerr || fd < 0)
+			return rerr;
+	}
+}
+
+unsigned long long rescue__rescued(struct rescue *r)
+{
+	unsigned long long n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->rescued;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
