@@ -32,6 +32,13 @@ struct {
 	__uint(max_entries, 4096);
 } wakes SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fill_refused);
+} refused SEC(".maps");
+
 __u64 armed;
 __u64 nr_wakes;		/* out: wakes sent, for doctor and tests */
 
@@ -47,11 +54,37 @@ static int accounted(struct bpf_prog_aux___f *aux, int stream_id)
 	return 0;
 }
 
-static void pushed(struct bpf_prog_aux___f *aux, int stream_id)
+#define ENOSPC	28
+
+/* A push the kernel refused because the stream was full: counted, so
+ * that readers can say reports were lost although they read in time.
+ */
+static void count_refused(struct bpf_prog_aux___f *aux, int stream_id)
+{
+	struct fill_refused zero = {}, *v;
+	__u32 id = BPF_CORE_READ(aux, id);
+
+	if (stream_id != 1 && stream_id != 2)
+		return;
+	v = bpf_map_lookup_elem(&refused, &id);
+	if (!v) {
+		bpf_map_update_elem(&refused, &id, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&refused, &id);
+		if (!v)
+			return;
+	}
+	__sync_fetch_and_add(&v->n[stream_id == 2], 1);
+}
+
+static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
 {
 	struct fill_wake *r;
 
-	if (!aux || accounted(aux, stream_id) < FILL_MARK)
+	if (!aux)
+		return;
+	if (ret == -ENOSPC)
+		count_refused(aux, stream_id);
+	if (accounted(aux, stream_id) < FILL_MARK)
 		return;
 	if (!__sync_lock_test_and_set(&armed, 0))
 		return;
@@ -71,7 +104,7 @@ SEC("fexit")
 int BPF_PROG(fill_printk, int stream_id, const char *fmt, const void *args, __u32 len,
 	     struct bpf_prog_aux___f *aux, int ret)
 {
-	pushed(aux, stream_id);
+	pushed(aux, stream_id, ret);
 	return 0;
 }
 
@@ -81,7 +114,7 @@ int BPF_PROG(fill_printk, int stream_id, const char *fmt, const void *args, __u3
 SEC("fexit")
 int BPF_PROG(fill_commit, void *ss, struct bpf_prog___f *prog, int stream_id, int ret)
 {
-	pushed(BPF_CORE_READ(prog, aux), stream_id);
+	pushed(BPF_CORE_READ(prog, aux), stream_id, ret);
 	return 0;
 }
 

@@ -11,6 +11,14 @@
 
 #define FILL_MARK	25000
 
+/* Pushes the kernel refused with -ENOSPC (the stream was full), per
+ * program (map "refused", by program id) and stream (index: stream - 1),
+ * since the fill wake was attached.
+ */
+struct fill_refused {
+	__u64 n[2];
+};
+
 /* One wake: whose stream passed the mark (stream: enum stream). */
 struct fill_wake {
 	__u32 prog_id;

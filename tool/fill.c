@@ -120,6 +120,16 @@ void fill__rearm(struct fill *f)
 	__atomic_store_n(&f->skel->bss->armed, 1, __ATOMIC_RELEASE);
 }
 
+unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s)
+{
+	struct fill_refused v;
+
+	if (s < 1 || s > 2 || bpf_map__lookup_elem(f->skel->maps.refused, &id, sizeof(id), &v,
+						   sizeof(v), 0))
+		return 0;
+	return v.n[s - 1];
+}
+
 unsigned long long fill__wakes(const struct fill *f)
 {
 	return __atomic_load_n(&f->skel->bss->nr_wakes, __ATOMIC_RELAXED);

@@ -35,6 +35,10 @@ void fill__rearm(struct fill *f);
  */
 typedef void (*fill_fn)(__u32 prog_id, unsigned int stream, void *ctx);
 void fill__consume(struct fill *f, fill_fn fn, void *ctx);
+/* Pushes to stream s (enum stream) of program id the kernel refused as
+ * full (-ENOSPC) since open.
+ */
+unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s);
 /* Wakes sent since open. */
 unsigned long long fill__wakes(const struct fill *f);
 /* Our programs, not shown: ids[0..1]. */

@@ -544,6 +544,9 @@ static int left_after(int capacity, unsigned long long read)
  * reports: what comes off it now never says so. Kept with the time, and
  * in the journal, for every view and process. A read runs to the end of
  * the stream: each drain that finds it full found a fill of its own.
+ * With the rescue reading ahead, drains seldom see a full stream: pushes
+ * the kernel refused since the last drain (counted by the fill wake) say
+ * it was.
  */
 static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
@@ -553,7 +556,11 @@ static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (i = 0; i < STREAM_CNT; i++) {
-		t->full[i] = p->has_streams && stream_full(p->capacity[i]);
+		unsigned long long refused = drainer__refused(pl->drainer, t->p.ident.id,
+							      STREAM_STDOUT + i);
+
+		t->full[i] = (p->has_streams && stream_full(p->capacity[i])) || refused > t->refused[i];
+		t->refused[i] = refused;
 		if (!t->full[i])
 			continue;
 		t->full_ns[i] = now.tv_sec * 1000000000LL + now.tv_nsec;

@@ -30,6 +30,11 @@ struct tracked {
 	 */
 	long long full_ns[STREAM_CNT];
 	bool full[STREAM_CNT];
+	/* pushes the kernel refused as full, as the rescue counted them at
+	 * the last drain (drainer__refused()): more since is a stream found
+	 * full, which the rescue's early reads keep drains from seeing
+	 */
+	unsigned long long refused[STREAM_CNT];
 	unsigned long long bytes_read[STREAM_CNT];
 	struct reasm *reasm[STREAM_CNT];	/* journal: only during a drain */
 	size_t held_before[STREAM_CNT];		/* journal: the tail it started from */

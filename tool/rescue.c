@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
  * the pipeline's memory stays bounded while a storm goes on.
  */
 #define DRAIN_BATCH	(1 << 20)
+/* One drain of a stream hands out at most this much; then the next. */
+#define DRAIN_MAX	(8 << 20)
 
 struct held {
 	__u32 id;
@@ -35,10 +38,17 @@ struct rescue {
 	unsigned int streams;
 	bool room;
 	unsigned long long rescued;
+	/* the stream a drain is handing out (rescue__drain()): the only one
+	 * the thread reads, so that held bytes never outlive that drain
+	 */
+	bool draining;
+	__u32 drain_id;
+	enum stream drain_s;
 	/* the thread's own */
 	struct fill *fill;
 	pthread_t thread;
 	int stop_fd;
+	int notify_fd;			/* readable: a selected stream passed the mark */
 	bool running;
 };
 
@@ -151,32 +161,58 @@ static bool allowed(const struct rescue *r, __u32 id, enum stream s)
 	       prog_ids_find(r->ids, r->nids, id);
 }
 
-/* A wake: read the stream now, if we may and have room to keep it. */
-static void on_wake(__u32 id, unsigned int stream, void *ctx)
+static void notify(int fd)
 {
-	struct rescue *r = ctx;
-	enum stream s = stream;
+	__u64 one = 1;
+
+	if (write(fd, &one, sizeof(one)) != sizeof(one)) {
+		/* a full counter is a pending wake already */
+	}
+}
+
+/* A wake. The stream a drain is handing out is read now, a batch at a
+ * time (the drain takes it in turn); any other selected stream wakes the
+ * main thread for a drain of its own. 1 when the wake was of no use to
+ * us (a stream not selected, or no room): the caller slows down.
+ */
+static int wake_one(struct rescue *r, __u32 id, enum stream s)
+{
 	struct held *h;
 	size_t before;
-	int fd;
+	int fd, idle = 0;
 
-	if (s != STREAM_STDOUT && s != STREAM_STDERR)
-		return;
-	fd = bpf_prog_get_fd_by_id(id);
-	if (fd < 0)
-		return;
 	pthread_mutex_lock(&r->lock);
-	if (allowed(r, id, s) && r->bytes < RESCUE_MAX) {
-		h = held_get(r, id, s);
+	if (!allowed(r, id, s)) {
+		idle = 1;
+	} else if (!r->draining || r->drain_id != id || r->drain_s != s) {
+		notify(r->notify_fd);
+	} else if (r->bytes < RESCUE_MAX) {
+		fd = bpf_prog_get_fd_by_id(id);
+		h = fd >= 0 ? held_get(r, id, s) : NULL;
 		if (h) {
 			before = h->len;
-			held_fill(r, h, fd, h->len + (RESCUE_MAX - r->bytes));
+			held_fill(r, h, fd, h->len + DRAIN_BATCH);
 			r->rescued += h->len - before;
 			held_drop_empty(r, h);
 		}
+		if (fd >= 0)
+			close(fd);
 	}
 	pthread_mutex_unlock(&r->lock);
-	close(fd);
+	return idle;
+}
+
+struct wakes {
+	struct rescue *r;
+	int useful;
+};
+
+static void on_wake(__u32 id, unsigned int stream, void *ctx)
+{
+	struct wakes *w = ctx;
+
+	if (stream == STREAM_STDOUT || stream == STREAM_STDERR)
+		w->useful += !wake_one(w->r, id, stream);
 }
 
 static void *rescue_main(void *arg)
@@ -187,13 +223,22 @@ static void *rescue_main(void *arg)
 		{ .fd = r->stop_fd, .events = POLLIN },
 	};
 
+	struct timespec slow = { 0, 10 * 1000 * 1000 };
+	struct wakes w = { .r = r };
+
 	fill__rearm(r->fill);
 	for (;;) {
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
-		fill__consume(r->fill, on_wake, r);
+		w.useful = 0;
+		fill__consume(r->fill, on_wake, &w);
+		/* woken only by streams we do not read: they would take every
+		 * wake at their push rate
+		 */
+		if (!w.useful)
+			nanosleep(&slow, NULL);
 		fill__rearm(r->fill);
 	}
 	return NULL;
@@ -214,17 +259,24 @@ int rescue__start(struct rescue **out, struct fill *f)
 		err = -errno;
 		goto err_free;
 	}
+	r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->notify_fd < 0) {
+		err = -errno;
+		goto err_close;
+	}
 	/* signals are the main thread's: its ppoll() is what they end */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&r->thread, NULL, rescue_main, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
-		goto err_close;
+		goto err_close_notify;
 	r->running = true;
 	*out = r;
 	return 0;
 
+err_close_notify:
+	close(r->notify_fd);
 err_close:
 	close(r->stop_fd);
 err_free:
@@ -257,6 +309,7 @@ void rescue__free(struct rescue *r)
 		free(r->h[i].buf);
 	free(r->h);
 	free(r->ids);
+	close(r->notify_fd);
 	close(r->stop_fd);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -299,6 +352,9 @@ static char *take(struct rescue *r, int fd, __u32 id, enum stream s, size_t *len
 
 	*len = 0;
 	pthread_mutex_lock(&r->lock);
+	r->draining = true;
+	r->drain_id = id;
+	r->drain_s = s;
 	h = fd >= 0 ? held_get(r, id, s) : held_find(r, id, s);
 	if (!h && fd >= 0)
 		*err = -ENOMEM;
@@ -308,20 +364,38 @@ static char *take(struct rescue *r, int fd, __u32 id, enum stream s, size_t *len
 		buf = held_take(r, h, len);
 	if (h)
 		held_drop_empty(r, h);
+	if (!buf)	/* the drain ends here: nothing more is read for it */
+		r->draining = false;
 	pthread_mutex_unlock(&r->lock);
 	return buf;
 }
 
+static void drain_end(struct rescue *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->draining = false;
+	pthread_mutex_unlock(&r->lock);
+}
+
 int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn, void *ctx)
 {
-	size_t len, off, n;
+	size_t len, off, n, total = 0;
 	int err, rerr = 0;
 	char *buf;
 
 	for (;;) {
+		/* a storm does not keep one drain (and its transaction) going:
+		 * the rest is the next drain's, which the notify brings at once
+		 */
+		if (total >= DRAIN_MAX) {
+			drain_end(r);
+			notify(r->notify_fd);
+			return 0;
+		}
 		buf = take(r, fd, id, s, &len, &rerr);
 		if (!buf)
 			return rerr;
+		total += len;
 		for (err = 0, off = 0; off < len && !err; off += n) {
 			n = len - off < STREAM_READ_BUF ? len - off : STREAM_READ_BUF;
 			err = fn(id, s, buf + off, n, ctx);
@@ -330,10 +404,24 @@ int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn
 		if (off < len && held_unget(r, id, s, buf + off, len - off))
 			err = err ?: -ENOMEM;
 		free(buf);
-		if (err)
-			return err;
-		if (rerr || fd < 0)
-			return rerr;
+		if (err || rerr || fd < 0) {
+			drain_end(r);
+			return err ?: rerr;
+		}
+	}
+}
+
+int rescue__notify_fd(struct rescue *r)
+{
+	return r->notify_fd;
+}
+
+void rescue__notified(struct rescue *r)
+{
+	__u64 n;
+
+	if (read(r->notify_fd, &n, sizeof(n)) < 0) {
+		/* nothing pending (EAGAIN) */
 	}
 }
 

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Rescue: stream bytes read ahead of the pipeline. A reader that is busy
- * processing what it read last (parsing, symbolizing, committing) does not
- * read, and a storm fills a 100000-byte stream in milliseconds: the kernel
- * drops what does not fit. So a thread that the fill wake (fill.h) wakes
- * reads a stream that passed FILL_MARK into memory at once.
+/* Rescue: stream bytes read ahead of the pipeline while it is busy. A
+ * drain hands a stream's bytes to parsing, the journal and the output a
+ * batch at a time, and a storm fills a 100000-byte stream in milliseconds
+ * meanwhile: the kernel drops what does not fit. So a thread that the
+ * fill wake (fill.h) wakes reads the stream being drained into memory at
+ * once, and the drain takes those bytes in turn. Another selected stream
+ * past the mark makes the notify descriptor readable instead, for a drain
+ * of its own: the thread reads only for the drain in progress, so held
+ * bytes never outlive it, and every read stays inside that drain's
+ * journal transaction, which is what orders the reads of every process
+ * sharing the journal.
  *
  * Held: bytes read from the kernel and not yet handed to the pipeline.
  * Every read of a stream, the thread's and the drain's, appends to that
  * stream's held bytes under one lock, and a drain hands out what is held
- * before anything newer: the kernel's order is kept. The thread reads
- * only what it may (rescue__allow()), and never more than RESCUE_MAX bytes
- * held in all: past that the kernel keeps, and drops, what comes.
+ * before anything newer: the kernel's order is kept. Never more than
+ * RESCUE_MAX bytes held in all: past that the kernel keeps, and drops,
+ * what comes.
  */
 #ifndef BPFSTDERR_RESCUE_H
 #define BPFSTDERR_RESCUE_H
@@ -43,6 +49,12 @@ bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask);
  * handed to fn in order, at most STREAM_READ_BUF at a time.
  */
 int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn, void *ctx);
+/* Readable when a selected stream other than the one being drained passed
+ * the mark, or a drain stopped at its limit with bytes left: drain again.
+ * rescue__notified() empties it.
+ */
+int rescue__notify_fd(struct rescue *r);
+void rescue__notified(struct rescue *r);
 /* Bytes the thread read since start. */
 unsigned long long rescue__rescued(struct rescue *r);
 

@@ -89,7 +89,8 @@ static void wait_ticking(struct session *s, double secs)
 }
 
 /* The fill wake's wakes go to the rescue thread (rescue.h), started at
- * the first wait; where it cannot run, to this thread's wait.
+ * the first wait, which wakes this thread for a drain or reads for the
+ * drain in progress; where it cannot run, they go to this thread's wait.
  */
 static bool rescuing(struct session *s)
 {
@@ -105,7 +106,8 @@ void session__wait(struct session *s, double secs, bool busy)
 	int fd = progs__fill_fd(s->progs), filling;
 
 	if (fd >= 0 && rescuing(s)) {
-		wait_fd(-1, secs);
+		wait_fd(drainer__rescue_fd(s->drainer), secs);
+		drainer__rescue_notified(s->drainer);
 		return;
 	}
 	if (fd >= 0) {

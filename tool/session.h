@@ -56,11 +56,10 @@ bool session__stopped(void);
 void session__sleep(double secs);
 /* The wait between two drains: secs, less when an ending signal comes or
  * a stream passed FILL_MARK (bpf/fill.h) and must be drained before it
- * fills. Where the kernel allows the fill wake (fill.h), its wakes go to
- * the rescue thread, which reads such a stream at once (rescue.h), and
- * the wait is the whole interval; else, while busy (the last drain read
- * bytes), the watch's check every FILL_TICK seconds ends it; idle, one
- * sleep.
+ * fills. Told by the fill wake (fill.h) where the kernel allows it,
+ * through the rescue thread (rescue.h), which also reads for a drain in
+ * progress; else, while busy (the last drain read bytes), by the watch's
+ * check every FILL_TICK seconds; idle, one sleep.
  */
 void session__wait(struct session *s, double secs, bool busy);
 /* Before the last drain: nothing is read ahead after it (rescue.h), so

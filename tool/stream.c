@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/libbpf_version.h>
 
+#include "fill.h"
 #include "kbtf.h"
 #include "rescue.h"
 #include "stream.h"
@@ -110,6 +111,7 @@ struct drainer {
 	enum stream_backend backend;
 	char *buf;
 	struct rescue *rescue;		/* upstream, once started: every read goes through it */
+	struct fill *fill;		/* not ours: refusals it counted (drainer__refused()) */
 	/* RFC backend */
 	struct rfc_drain_bpf *rfc;
 	struct ring_buffer *rb;
@@ -259,6 +261,7 @@ static int drain_rfc(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn
 
 int drainer__rescue_start(struct drainer *d, struct fill *f)
 {
+	d->fill = f;
 	if (d->backend != BACKEND_UPSTREAM)
 		return -EOPNOTSUPP;
 	if (d->rescue)
@@ -276,6 +279,17 @@ bool drainer__rescuing(const struct drainer *d)
 	return d->rescue;
 }
 
+int drainer__rescue_fd(struct drainer *d)
+{
+	return d->rescue ? rescue__notify_fd(d->rescue) : -1;
+}
+
+void drainer__rescue_notified(struct drainer *d)
+{
+	if (d->rescue)
+		rescue__notified(d->rescue);
+}
+
 int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
 			  bool room)
 {
@@ -285,6 +299,11 @@ int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsig
 bool drainer__held(struct drainer *d, __u32 id, unsigned int mask)
 {
 	return d->rescue && rescue__holds(d->rescue, id, mask);
+}
+
+unsigned long long drainer__refused(struct drainer *d, __u32 id, enum stream s)
+{
+	return d->fill ? fill__refused(d->fill, id, s) : 0;
 }
 
 int drainer__drain(struct drainer *d, __u32 id, unsigned int mask, drain_fn fn, void *ctx)

@@ -79,17 +79,25 @@ void drainer__free(struct drainer *d);
 
 struct fill;
 /* Read ahead of the drains (rescue.h): a thread that f's wakes wake reads
- * streams past the mark into memory, and drainer__drain() hands that out
- * first. Upstream backend only; -errno when it cannot start.
+ * the stream being drained into memory, and drainer__drain() hands that
+ * out in turn. Upstream backend only; -errno when it cannot start. f's
+ * refusal counts are drainer__refused()'s either way.
  */
 int drainer__rescue_start(struct drainer *d, struct fill *f);
 /* The thread stops (before a last drain: nothing is read after it). */
 void drainer__rescue_stop(struct drainer *d);
 bool drainer__rescuing(const struct drainer *d);
+/* rescue__notify_fd(), or -1 without a rescue; rescue__notified(). */
+int drainer__rescue_fd(struct drainer *d);
+void drainer__rescue_notified(struct drainer *d);
 /* What the thread may read (rescue__allow()); nothing without a rescue. */
 int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
 			  bool room);
 /* Bytes held for program id's streams in mask (mask 0: for any program). */
 bool drainer__held(struct drainer *d, __u32 id, unsigned int mask);
+/* Pushes to the stream the kernel refused as full since the fill wake
+ * was given (drainer__rescue_start()), counted by it; else 0.
+ */
+unsigned long long drainer__refused(struct drainer *d, __u32 id, enum stream s);
 
 #endif
