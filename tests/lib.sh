@@ -120,6 +120,17 @@ pin_capacity() {
 }
 capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
 
+# lab_start: a kernel-lab guest test's start: its kernel named, a scratch
+# directory in $out, the capacity iterator pinned at $out/bpffs ($mnt), and
+# all of it undone at exit (background jobs killed, unpinned, unmounted).
+lab_start() {
+	echo "# kernel $(uname -r)"
+	out=$(mktmp)
+	mnt=$out/bpffs
+	trap 'kill $(jobs -p) 2>/dev/null; rm -f "$mnt/cap"; mountpoint -q "$mnt" && umount "$mnt"; cleanup' EXIT
+	pin_capacity "$mnt" || { fail "mount bpffs, pin the capacity iterator"; finish; }
+}
+
 # faulting_progs VAR: "KIND ID" per demo fault source the holder VAR
 # loaded (KIND as holdprog's fault command names it).
 faulting_progs() {

@@ -12,11 +12,7 @@
 # wake, or the tick, is what read them.
 . tests/lib.sh
 
-echo "# kernel $(uname -r)"
-out=$(mktmp)
-mnt=$out/bpffs
-trap 'kill $(jobs -p) 2>/dev/null; rm -f "$mnt/cap"; mountpoint -q "$mnt" && umount "$mnt"; cleanup' EXIT
-pin_capacity "$mnt" || { fail "mount bpffs, pin the capacity iterator"; finish; }
+lab_start
 mark=$(awk '$1 == "#define" && $2 == "FILL_MARK" { print $3 }' bpf/fill.h)
 
 check_eq "doctor --json: early drain by the fill wake" \

@@ -8,11 +8,7 @@
 # capacity iterator (bpftool iter pin) for what a read never returns.
 . tests/lib.sh
 
-echo "# kernel $(uname -r)"
-out=$(mktmp)
-mnt=$out/bpffs
-trap 'kill $(jobs -p) 2>/dev/null; rm -f "$mnt/cap"; mountpoint -q "$mnt" && umount "$mnt"; cleanup' EXIT
-pin_capacity "$mnt" || { fail "mount bpffs, pin the capacity iterator"; finish; }
+lab_start
 bpftool btf dump file /sys/kernel/btf/vmlinux > "$out/btf.txt"
 reports() { grep -q "FUNC '$1'" "$out/btf.txt"; }
 
