@@ -222,7 +222,6 @@ static void *rescue_main(void *arg)
 		{ .fd = fill__fd(r->fill), .events = POLLIN },
 		{ .fd = r->stop_fd, .events = POLLIN },
 	};
-
 	struct timespec slow = { 0, 10 * 1000 * 1000 };
 	struct wakes w = { .r = r };
 
