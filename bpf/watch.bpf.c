@@ -24,6 +24,8 @@ struct bpf_prog_aux___w {
 struct watch_slot slots[WATCH_MAX];
 __u32 nr_slots;
 __u32 mark;		/* in: 0, or look for a stream at or past it (fill.h) */
+__u32 busy[WATCH_BUSY_MAX];	/* in: the slots the fill check looks at */
+__u32 nr_busy;		/* in: how many, or WATCH_BUSY_ALL: every slot */
 __u32 changed;		/* out: index + 1 of the first slot that differs, or 0 */
 
 /* Constant indices: CO-RE relocates a field's offset, not the size of a
@@ -61,11 +63,32 @@ static long check_one(__u32 i, void *ctx)
 	return 1;	/* one is enough: the caller walks */
 }
 
+/* A stream that is filling had bytes at the walk, or the accounting
+ * changed and the next refresh walks anyway: only those slots are read.
+ */
+static long fill_one(__u32 i, void *ctx)
+{
+	__u32 k;
+
+	if (i >= WATCH_BUSY_MAX)
+		return 1;
+	k = busy[i];
+	if (k >= WATCH_MAX)
+		return 1;
+	if (!filling((void *)slots[k].aux))
+		return 0;
+	changed = k + 1;
+	return 1;
+}
+
 SEC("syscall")
 int watch_check(void *ctx)
 {
 	changed = 0;
-	bpf_loop(nr_slots, check_one, NULL, 0);
+	if (mark && nr_busy != WATCH_BUSY_ALL)
+		bpf_loop(nr_busy, fill_one, NULL, 0);
+	else
+		bpf_loop(nr_slots, check_one, NULL, 0);
 	return 0;
 }
 

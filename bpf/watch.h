@@ -6,6 +6,11 @@
 #define BPFSTDERR_WATCH_H
 
 #define WATCH_MAX	32768	/* programs; more: every refresh walks */
+/* The fill check (mark set) looks only at the slots whose streams had
+ * bytes accounted at the walk: at most this many, else at every slot.
+ */
+#define WATCH_BUSY_MAX	1024
+#define WATCH_BUSY_ALL	0xffffffffu
 
 struct watch_slot {
 	__u64 aux;		/* the program's struct bpf_prog_aux, a kernel address */

@@ -18,6 +18,7 @@
  * a fill wake ask the watch this often whether one passed FILL_MARK.
  */
 #define FILL_TICK	0.01
+#define FILL_TICK_ALL	10	/* every tenth tick looks at every program */
 
 struct fill;
 

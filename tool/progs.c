@@ -510,11 +510,11 @@ void progs__fill_rearm(struct progs *p)
 		fill__rearm(p->fill);
 }
 
-int progs__filling(struct progs *p)
+int progs__filling(struct progs *p, bool every)
 {
 	if (!p->watch || !p->watching)
 		return -ENOENT;
-	return watch__filling(p->watch);
+	return watch__filling(p->watch, every);
 }
 
 int progs__fill_err(struct progs *p)

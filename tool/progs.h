@@ -145,9 +145,10 @@ struct fill *progs__fill(struct progs *p);	/* NULL: none */
 int progs__fill_err(struct progs *p);
 unsigned long long progs__fill_wakes(const struct progs *p);
 /* Without a fill wake: has a stream the last walk saw passed FILL_MARK
- * (watch__filling())? 1, 0, -errno (-ENOENT: no watch to ask).
+ * (watch__filling(): of the programs with bytes at the walk, or of every
+ * one)? 1, 0, -errno (-ENOENT: no watch to ask).
  */
-int progs__filling(struct progs *p);
+int progs__filling(struct progs *p, bool every);
 /* One of p's own programs (iterators, the watch's check): lists leave them out. */
 bool progs__own(const struct progs *p, __u32 id);
 void progs__close(struct progs *p);

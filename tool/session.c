@@ -74,16 +74,19 @@ static double mono_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* No fill wake: ask the watch every FILL_TICK while streams are busy.
+/* No fill wake: ask the watch every FILL_TICK while streams are busy,
+ * about the programs that had bytes at the walk, and about every program
+ * every FILL_TICK_ALL ticks (one that starts a storm between two walks).
  * Idle (the last cycle drained nothing) the wait is one sleep, as before.
  */
 static void wait_ticking(struct session *s, double secs)
 {
 	double end = mono_now() + secs, left;
+	unsigned int tick = 0;
 
 	while (!stopped && (left = end - mono_now()) > 0) {
 		wait_fd(-1, left < FILL_TICK ? left : FILL_TICK);
-		if (progs__filling(s->progs) > 0)
+		if (progs__filling(s->progs, ++tick % FILL_TICK_ALL == 0) > 0)
 			return;
 	}
 }
@@ -115,7 +118,7 @@ void session__wait(struct session *s, double secs, bool busy)
 		wait_fd(fd, secs);
 		return;
 	}
-	filling = busy && secs > FILL_TICK ? progs__filling(s->progs) : -ENOENT;
+	filling = busy && secs > FILL_TICK ? progs__filling(s->progs, true) : -ENOENT;
 	if (filling == 0)
 		wait_ticking(s, secs);
 	else if (filling < 0)

@@ -152,6 +152,7 @@ bool watch__came_went(struct watch *w)
 bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt)
 {
 	struct watch_slot *s = w->skel->bss->slots;
+	__u32 *busy = w->skel->bss->busy, nr_busy = 0;
 	size_t i;
 	int k;
 
@@ -164,18 +165,28 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt)
 			s[i].capacity[k] = recs[i].capacity[k];
 			s[i].dropped_msgs[k] = recs[i].dropped_msgs[k];
 		}
+		if (recs[i].capacity[0] <= 0 && recs[i].capacity[1] <= 0)
+			continue;
+		if (nr_busy < WATCH_BUSY_MAX)
+			busy[nr_busy] = i;
+		nr_busy++;
 	}
+	w->skel->bss->nr_busy = nr_busy > WATCH_BUSY_MAX ? WATCH_BUSY_ALL : nr_busy;
 	w->skel->bss->nr_slots = cnt;
 	return true;
 }
 
-static int check(struct watch *w, __u32 mark)
+static int check(struct watch *w, __u32 mark, bool every)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 nr_busy = w->skel->bss->nr_busy;
 	int err;
 
 	w->skel->bss->mark = mark;
+	if (every)
+		w->skel->bss->nr_busy = WATCH_BUSY_ALL;
 	err = bpf_prog_test_run_opts(watch__prog_fd(w), &opts);
+	w->skel->bss->nr_busy = nr_busy;
 	if (err)
 		return -errno;
 	return w->skel->bss->changed != 0;
@@ -183,10 +194,10 @@ static int check(struct watch *w, __u32 mark)
 
 int watch__changed(struct watch *w)
 {
-	return check(w, 0);
+	return check(w, 0, false);
 }
 
-int watch__filling(struct watch *w)
+int watch__filling(struct watch *w, bool every)
 {
-	return check(w, FILL_MARK);
+	return check(w, FILL_MARK, every);
 }

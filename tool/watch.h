@@ -32,8 +32,9 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt);
 int watch__changed(struct watch *w);
 /* 1: a remembered program has a stream at or past FILL_MARK bytes
  * accounted (drain it now); 0: none has; -errno. The fill wake's fallback
- * (tool/fill.h), one check like watch__changed().
+ * (tool/fill.h), one check like watch__changed(), over the programs with
+ * bytes accounted at the walk only, or over every one (every).
  */
-int watch__filling(struct watch *w);
+int watch__filling(struct watch *w, bool every);
 
 #endif
