@@ -40,7 +40,6 @@ struct {
 } refused SEC(".maps");
 
 __u64 armed;
-__u64 nr_wakes;		/* out: wakes sent, for doctor and tests */
 
 /* stream_id as the kernel numbers it: 1 stdout, 2 stderr. Constant
  * indices: CO-RE relocates a field's offset, not an index's stride.
@@ -94,7 +93,6 @@ static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
 	r->prog_id = BPF_CORE_READ(aux, id);
 	r->stream = stream_id;
 	bpf_ringbuf_submit(r, 0);
-	__sync_fetch_and_add(&nr_wakes, 1);
 }
 
 /* int bpf_stream_vprintk[_impl](int stream_id, const char *fmt,

@@ -11,7 +11,6 @@
 struct fill {
 	struct fill_bpf *skel;
 	struct ring_buffer *rb;
-	const char *printk_target;
 	fill_fn fn;		/* during fill__consume() */
 	void *ctx;
 };
@@ -48,7 +47,6 @@ static int load_for(struct fill *f, const char *printk)
 		return err;
 	}
 	f->skel = s;
-	f->printk_target = printk;
 	return 0;
 }
 
@@ -130,26 +128,8 @@ unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s)
 	return v.n[s - 1];
 }
 
-unsigned long long fill__wakes(const struct fill *f)
+void fill__prog_fds(const struct fill *f, int fds[2])
 {
-	return __atomic_load_n(&f->skel->bss->nr_wakes, __ATOMIC_RELAXED);
-}
-
-static __u32 prog_id(struct bpf_program *p)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) ? 0 : info.id;
-}
-
-void fill__prog_ids(const struct fill *f, __u32 ids[2])
-{
-	ids[0] = prog_id(f->skel->progs.fill_printk);
-	ids[1] = prog_id(f->skel->progs.fill_commit);
-}
-
-const char *fill__printk_target(const struct fill *f)
-{
-	return f->printk_target;
+	fds[0] = bpf_program__fd(f->skel->progs.fill_printk);
+	fds[1] = bpf_program__fd(f->skel->progs.fill_commit);
 }

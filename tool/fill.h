@@ -40,11 +40,7 @@ void fill__consume(struct fill *f, fill_fn fn, void *ctx);
  * full (-ENOSPC) since open.
  */
 unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s);
-/* Wakes sent since open. */
-unsigned long long fill__wakes(const struct fill *f);
-/* Our programs, not shown: ids[0..1]. */
-void fill__prog_ids(const struct fill *f, __u32 ids[2]);
-/* What the printk side attached to: the kfunc's name on this kernel. */
-const char *fill__printk_target(const struct fill *f);
+/* Our programs (not shown): their descriptors. */
+void fill__prog_fds(const struct fill *f, int fds[2]);
 
 #endif

@@ -473,8 +473,13 @@ static void open_fill(struct progs *p)
 		p->fill_err = -ECANCELED;
 	else
 		p->fill_err = fill__open(&p->fill);
-	if (p->fill)
-		fill__prog_ids(p->fill, &p->self_ids[3]);
+	if (p->fill) {
+		int fds[2];
+
+		fill__prog_fds(p->fill, fds);
+		p->self_ids[3] = prog_fd_id(fds[0]);
+		p->self_ids[4] = prog_fd_id(fds[1]);
+	}
 }
 
 int progs__watch(struct progs *p)
@@ -521,11 +526,6 @@ int progs__fill_err(struct progs *p)
 {
 	open_fill(p);
 	return p->fill_err;
-}
-
-unsigned long long progs__fill_wakes(const struct progs *p)
-{
-	return p->fill ? fill__wakes(p->fill) : 0;
 }
 
 /* Programs the pipeline reads every cycle: bytes accounted, or no

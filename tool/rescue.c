@@ -37,7 +37,6 @@ struct rescue {
 	size_t nids;
 	unsigned int streams;
 	bool room;
-	unsigned long long rescued;
 	/* the stream a drain is handing out (rescue__drain()): the only one
 	 * the thread reads, so that held bytes never outlive that drain
 	 */
@@ -178,7 +177,6 @@ static void notify(int fd)
 static int wake_one(struct rescue *r, __u32 id, enum stream s)
 {
 	struct held *h;
-	size_t before;
 	int fd, idle = 0;
 
 	pthread_mutex_lock(&r->lock);
@@ -190,9 +188,7 @@ static int wake_one(struct rescue *r, __u32 id, enum stream s)
 		fd = bpf_prog_get_fd_by_id(id);
 		h = fd >= 0 ? held_get(r, id, s) : NULL;
 		if (h) {
-			before = h->len;
 			held_fill(r, h, fd, h->len + DRAIN_BATCH);
-			r->rescued += h->len - before;
 			held_drop_empty(r, h);
 		}
 		if (fd >= 0)
@@ -422,14 +418,4 @@ void rescue__notified(struct rescue *r)
 	if (read(r->notify_fd, &n, sizeof(n)) < 0) {
 		/* nothing pending (EAGAIN) */
 	}
-}
-
-unsigned long long rescue__rescued(struct rescue *r)
-{
-	unsigned long long n;
-
-	pthread_mutex_lock(&r->lock);
-	n = r->rescued;
-	pthread_mutex_unlock(&r->lock);
-	return n;
 }

@@ -55,7 +55,5 @@ int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn
  */
 int rescue__notify_fd(struct rescue *r);
 void rescue__notified(struct rescue *r);
-/* Bytes the thread read since start. */
-unsigned long long rescue__rescued(struct rescue *r);
 
 #endif
