@@ -160,6 +160,15 @@ wait_for() {	# wait_for TEXT [SESSION]: up to 10 s for TEXT on the screen
 }
 keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }	# keys KEY...: typed, then drawn
 
+wait_asleep() {	# wait_asleep PID: up to 10 s until PID's main thread sleeps in ppoll(2), its wait between two cycles: started
+	local i nr=271	# ppoll's number on x86_64, 73 on arm64
+	[ "$(uname -m)" = aarch64 ] && nr=73
+	for i in $(seq 100); do
+		[ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$nr" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

@@ -18,7 +18,9 @@ id=$(prog_id H writer)
 f1=$!
 "$BPFSTDERR" follow --all > "$out/f2" 2> "$out/f2.err" &
 f2=$!
-sleep 0.5
+# the start (BTF, the watch program; ~0.3 s of CPU under ASan) is not idle
+check "followers started" wait_asleep "$f1"
+wait_asleep "$f2"
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 t0=$(ticks "$f1")
 # Writes that fail (-ENOMEM here) while the followers race for the stream.
