@@ -177,7 +177,9 @@ fuzz: fuzz-build
 # The bench programs are built with the tests, so that they never rot.
 tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS) $(BENCHES)
 
-# The suite twice: as built, then under ASan+UBSan (its own build dir).
+# The suite twice: as built, then under ASan+UBSan (its own build dir);
+# then, with the plain build, the Debian package test and the kernel lab
+# (tests/run.sh; BPFSTDERR_DEB=0, BPFSTDERR_LAB=0 leave them out).
 check: deps
 	$(MAKE) tests-build
 	$(MAKE) tests-build SAN=1 BUILD=build-san
@@ -241,7 +243,8 @@ deb:
 	@ls $(DEB_BUILD)/*.deb
 
 # Slow the first time (debootstrap; the base root is cached in
-# DEBTEST_CACHE); not part of make check.
+# DEBTEST_CACHE); make check runs it too, after make deb (tests/run.sh;
+# BPFSTDERR_DEB=0 leaves it out).
 DEBTEST_CACHE ?= /var/cache/bpfstderr-debtest
 debtest:
 	DEBTEST_CACHE=$(DEBTEST_CACHE) tests/deb/debtest.sh $(DEB_BUILD)
