@@ -18,8 +18,6 @@
 #include "kbtf.h"
 #include "privs.h"
 
-/* libbpf 1.1 does not set arenas up: their user address is ours to pick. */
-#define ARENA_USER_ADDR		0x7f0000000000ULL
 /* BPF_MAP_TYPE_ARENA (6.9): Debian 12's UAPI headers predate it. */
 #define ARENA_MAP_TYPE		33
 #define ARENA_F_MMAPABLE	(1U << 10)

@@ -13,6 +13,11 @@
 
 #include <stdbool.h>
 
+/* libbpf 1.1 does not set arenas up: their user address is ours to pick
+ * (bpf_map__set_map_extra() before load; every arena program we load).
+ */
+#define ARENA_USER_ADDR		0x7f0000000000ULL
+
 enum fault_src {
 	FAULT_SRC_ARENA,	/* arena page faults: needs an arena map */
 	FAULT_SRC_MAY_GOTO,	/* may_goto timeouts: a timed loop */

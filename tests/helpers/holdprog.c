@@ -4,7 +4,7 @@
  * unloads them), and run the writer on request.
  *
  *   holdprog [writer] [names] [anon] [demo] [subprogs] [twin_a] [twin_b] [spin_a]
- *            [spin_b] [idle N]
+ *            [spin_b] [stacks] [idle N]
  * prints "prog ID NAME" per program ("refused SOURCE ERRNO STEP" per demo
  * fault source the host refuses), then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
@@ -22,7 +22,12 @@
  *                               kernel describes it: "fn KSYM LEN" per
  *                               function, "li ADDR LINE FILE" per jited line
  *                               entry, then "end"
- *   run ID                   -> "ran RET": program ID test-run once (spin_*)
+ *   run ID                   -> "ran RET": program ID test-run once (spin_*,
+ *                               stacks_*)
+ *   callbacks                -> "callbacks N": the runs of the stacks timer's
+ *                               callback, by its own count
+ *   timer NS SPINS           -> "timer NS SPINS": stacks_timer's next runs
+ *                               start the timer NS ns ahead, then spin SPINS
  *   quit
  */
 #include <errno.h>
@@ -47,6 +52,8 @@
 #include "twin_b.skel.h"
 #include "spin_a.skel.h"
 #include "spin_b.skel.h"
+#include "stacks.skel.h"
+#include "kbtf.h"
 #include <bpf/btf.h>
 
 static struct writer_bpf *writer;
@@ -59,6 +66,7 @@ static struct twin_a_bpf *twin_a;
 static struct twin_b_bpf *twin_b;
 static struct spin_a_bpf *spin_a;
 static struct spin_b_bpf *spin_b;
+static struct stacks_bpf *stacks;
 
 static void print_prog(int fd)
 {
@@ -255,6 +263,24 @@ static int load_spin_b(void)
 	return 0;
 }
 
+/* The lab's stack dump and timer callback (tests/bpf/stacks.bpf.c).
+ * stacks_print dumps only where the kernel has the 1-argument kfunc
+ * (7.x); libbpf refuses the object where it has another shape.
+ */
+static int load_stacks(void)
+{
+	stacks = stacks_bpf__open();
+	if (!stacks)
+		return -errno;
+	stacks->rodata->has_print_stack = kbtf_func_arg_cnt("bpf_stream_print_stack") == 1;
+	bpf_map__set_map_extra(stacks->maps.arena, ARENA_USER_ADDR);
+	if (stacks_bpf__load(stacks))
+		return -errno;
+	print_prog(bpf_program__fd(stacks->progs.stacks_print));
+	print_prog(bpf_program__fd(stacks->progs.stacks_timer));
+	return 0;
+}
+
 static void do_run(__u32 id)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
@@ -413,6 +439,8 @@ int main(int argc, char **argv)
 			err = load_spin_a();
 		else if (!strcmp(argv[i], "spin_b"))
 			err = load_spin_b();
+		else if (!strcmp(argv[i], "stacks"))
+			err = load_stacks();
 		else if (!strcmp(argv[i], "idle") && i + 1 < argc)
 			err = load_idle(atoi(argv[++i]));
 		else
@@ -438,6 +466,11 @@ int main(int argc, char **argv)
 			do_linfo(strtoul(line + 5, NULL, 10));
 		else if (!strncmp(line, "run ", 4))
 			do_run(strtoul(line + 4, NULL, 10));
+		else if (stacks && sscanf(line, "timer %llu %llu", &stacks->bss->timer_ns,
+					  &stacks->data->spin_for) == 2)
+			printf("timer %llu %llu\n", stacks->bss->timer_ns, stacks->data->spin_for);
+		else if (!strncmp(line, "callbacks", 9))
+			printf("callbacks %llu\n", stacks ? (unsigned long long)stacks->bss->callbacks : 0ULL);
 		else if (!strncmp(line, "quit", 4))
 			break;
 	}
@@ -450,6 +483,7 @@ int main(int argc, char **argv)
 	twin_b_bpf__destroy(twin_b);
 	spin_a_bpf__destroy(spin_a);
 	spin_b_bpf__destroy(spin_b);
+	stacks_bpf__destroy(stacks);
 	if (anon_fd >= 0)
 		close(anon_fd);
 	return 0;
