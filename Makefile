@@ -6,6 +6,9 @@ DESTDIR    ?=
 BUILD      ?= build
 # The systemd unit's directory; Debian 12's package puts it in /lib.
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The bash completion's directory; empty: not installed (the Debian
+# package installs it with dh_bash-completion).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # make's own default CC is cc: only a CC given by the user replaces gcc.
 ifeq ($(origin CC),default)
 CC         := gcc
@@ -23,7 +26,7 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
 	util-linux systemd prometheus python3-prometheus-client curl strace \
 	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring \
-	dpkg-dev debhelper fakeroot lintian debootstrap piuparts git patch perl
+	dpkg-dev debhelper bash-completion fakeroot lintian debootstrap piuparts git patch perl
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd
 CFLAGS     ?= -O2 -g
@@ -203,8 +206,7 @@ run: deps
 install: all
 	install -D -m 0755 $(BUILD)/bpfstderr $(DESTDIR)$(PREFIX)/sbin/bpfstderr
 	install -D -m 0644 man/bpfstderr.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8
-	install -D -m 0644 contrib/bpfstderr.bash-completion \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr
+	$(if $(BASHCOMPDIR),install -D -m 0644 contrib/bpfstderr.bash-completion $(DESTDIR)$(BASHCOMPDIR)/bpfstderr)
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|/usr/local/sbin/bpfstderr|$(PREFIX)/sbin/bpfstderr|' contrib/bpfstderr-record.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/bpfstderr-record.service
@@ -217,7 +219,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/bpfstderr \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/bpfstderr.8 \
-	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfstderr \
+	      $(if $(BASHCOMPDIR),$(DESTDIR)$(BASHCOMPDIR)/bpfstderr) \
 	      $(DESTDIR)$(SYSTEMDUNITDIR)/bpfstderr-record.service \
 	      $(DESTDIR)$(PREFIX)/share/bpfstderr/prometheus/bpfstderr-rules.yml \
 	      $(DESTDIR)$(PREFIX)/share/bpfstderr/grafana/bpfstderr-dashboard.json
