@@ -158,6 +158,13 @@ wait_for() {	# wait_for TEXT [SESSION]: up to 10 s for TEXT on the screen
 	for i in $(seq 100); do screen "${2:-$S}" | grep -qF -- "$1" && return 0; sleep 0.1; done
 	return 1
 }
+# col ID NAME [SESSION]: top's cell by its header (the columns up to
+# FAULTS hold no blanks); ID may be a program name
+col() {
+	screen "${3:-$S}" | awk -v id="$1" -v name="$2" '
+		$1 == "ID" { for (i = 1; i <= NF; i++) { h = $i; sub(/[v^]$/, "", h); if (h == name) c = i } }
+		($1 == id || $3 == id) && c { print $c; exit }'
+}
 keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }	# keys KEY...: typed, then drawn
 
 wait_asleep() {	# wait_asleep PID: up to 10 s until PID's main thread sleeps in ppoll(2), its wait between two cycles: started

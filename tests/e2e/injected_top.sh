@@ -33,13 +33,6 @@ aw=$(grep -o '^ERROR: Arena WRITE access at unmapped address 0x[0-9a-f]*' "$out/
 	python3 -c 'import sys; a = [int(x, 16) for x in sys.stdin]; print("%dx arena_write at %d addresses %s-%s, first %s" % (len(a), len(set(a)), hex(min(a)), hex(max(a)), hex(a[0])))')
 
 row() { screen "$S" | awk -v id="$1" '$1 == id'; }
-# col ID NAME [SESSION]: a cell by its header (the columns up to FAULTS
-# hold no blanks); ID may be a program name
-col() {
-	screen "${3:-$S}" | awk -v id="$1" -v name="$2" '
-		$1 == "ID" { for (i = 1; i <= NF; i++) { h = $i; sub(/[v^]$/, "", h); if (h == name) c = i } }
-		($1 == id || $3 == id) && c { print $c; exit }'
-}
 
 run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
 	tmux new-session -d -s "$1" -x 160 -y 32 "bash -c 'saved=\$(stty -g); \
