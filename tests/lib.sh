@@ -120,6 +120,21 @@ pin_capacity() {
 }
 capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
 
+# leak_oversized DESC: where writes work, the leak there is: a writer
+# (holder W) writes 3 messages longer than the kernel's print buffer to
+# stderr, charged, then refused (-ENOMEM); LEAK_ID is the writer, LEAK_CAP
+# its capacity after (the pinned iterator). Returns 1, with DESC skipped,
+# where the kernel gives the bytes back. The caller stops holder W.
+leak_oversized() {
+	start_holder W writer || { fail "$1: load the writer"; return 1; }
+	LEAK_ID=$(prog_id W writer)
+	holder_cmd W "oversize 2 3" > /dev/null
+	LEAK_CAP=$(capacity "$LEAK_ID")
+	[ "${LEAK_CAP:-0}" != 0 ] && return 0
+	skip "$1" "this kernel gives back what it refused (capacity 0 after 3 oversized messages): nothing leaks"
+	return 1
+}
+
 # lab_start: a kernel-lab guest test's start: its kernel named, a scratch
 # directory in $out, the capacity iterator pinned at $out/bpffs ($mnt), and
 # all of it undone at exit (background jobs killed, unpinned, unmounted).

@@ -1,7 +1,8 @@
 # Inside a lab guest (tests/vm/lab.sh): host tests that must hold on a
 # kernel whose stream writes work too, run as they are: the capacity model
 # (every write charged, the limit refusing with -ENOSPC), reports of real
-# faults all read, followers racing for real bytes. Their checks add up
+# faults all read, followers racing for real bytes, record's journald
+# entries and metrics for a real leak. Their checks add up
 # into one summary. BPFSTDERR_IN_LAB tells them CPU time here is an
 # emulator's (TCG), not a host's.
 . tests/lib.sh
@@ -27,4 +28,9 @@ suite() {
 suite test_live_progs "$HELPERS/test_live_progs"
 suite report_live bash tests/e2e/report_live.sh
 suite follow_live bash tests/e2e/follow_live.sh
+# record's journald entries and Prometheus metrics, where a real leak
+# (oversized messages) is there to warn about
+ip link set lo up 2>/dev/null	# Prometheus scrapes over the loopback
+suite fleet_journald bash tests/e2e/fleet_journald.sh
+suite fleet_metrics bash tests/e2e/fleet_metrics.sh
 finish
