@@ -181,8 +181,9 @@ fuzz: fuzz-build
 tests-build: $(BUILD)/bpfstderr $(UNITS) $(LIVES) $(HELPERS) $(SHIMS) $(BENCHES)
 
 # The suite twice: as built, then under ASan+UBSan (its own build dir);
-# then, with the plain build, the Debian package test and the kernel lab
-# (tests/run.sh; BPFSTDERR_DEB=0, BPFSTDERR_LAB=0 leave them out).
+# then the Debian package (built apart, in build-deb/) and its test, and
+# the kernel lab with the plain build (tests/run.sh; BPFSTDERR_DEB=0,
+# BPFSTDERR_LAB=0 leave them out).
 check: deps
 	$(MAKE) tests-build
 	$(MAKE) tests-build SAN=1 BUILD=build-san

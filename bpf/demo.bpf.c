@@ -6,18 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include "stream_printk.h"
 #include "can_loop.h"
-
-#define __arena __attribute__((address_space(1)))
-
-/* libbpf 1.1 knows no arena maps: user space sets map_extra (the arena's
- * user address) before load. No page is ever allocated, so every access
- * faults.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARENA);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-} arena SEC(".maps");
+#include "fault_arena.h"
 
 struct locked {
 	struct bpf_res_spin_lock lock;
@@ -35,8 +24,6 @@ extern int bpf_res_spin_lock(struct bpf_res_spin_lock *lock) __weak __ksym;
 extern void bpf_res_spin_unlock(struct bpf_res_spin_lock *lock) __weak __ksym;
 
 
-void *arena_ref;
-__u64 arena_addr = 0xdead0000;
 int deadlock_ret;
 __u64 spins;
 __u64 prints;

@@ -47,7 +47,8 @@ opts=(
 	-o "Acquire::Languages=none" -o "APT::Get::List-Cleanup=0"
 )
 out=$(apt-get "${opts[@]}" -q update 2>&1)
-if ! ls "$APT/lists/"*_Packages* >/dev/null 2>&1; then
+# lists an earlier run left do not make the archive reachable now
+if ! ls "$APT/lists/"*_Packages* >/dev/null 2>&1 || grep -qE '^(E:|W: Failed to fetch)' <<<"$out"; then
 	echo "fetch-source: cannot reach the Debian archive ($MIRROR):" \
 		"$(grep -E '^(E|W):' <<<"$out" | head -n 1)" >&2
 	exit 2

@@ -17,16 +17,9 @@
 #include <bpf/bpf_helpers.h>
 #include "can_loop.h"
 #include "stream_ids.h"
+#include "fault_arena.h"
 
-#define __arena __attribute__((address_space(1)))
 #define CLOCK_MONOTONIC	1
-
-/* libbpf 1.1 knows no arena maps: user space sets map_extra. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARENA);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-} arena SEC(".maps");
 
 struct timed {
 	struct bpf_timer timer;
@@ -43,8 +36,6 @@ struct {
 extern int bpf_stream_print_stack(int stream_id) __weak __ksym;
 
 const volatile bool has_print_stack;
-void *arena_ref;
-__u64 arena_addr = 0xdead0000;
 __u64 callbacks;
 __u64 seen;
 __u64 spins;

@@ -279,7 +279,7 @@ entries "$t/live.json"; JID=$(jid "$J")
 faults=$(jq -r "select(.BPFSTDERR_JOURNAL_ID == \"$JID\" and .BPF_PROG_ID == \"$fid\" and .PRIORITY == \"3\") | .BPF_FAULT_KIND" "$t/live.json" | wc -l)
 if [ "$faults" = 6 ]; then
 	pass "live: all 6 $kind reports arrived as faults (stream writes work here)"
-	if leak_oversized "live: the warning entry when reports are lost"; then
+	if start_holder W writer && leak_oversized W "live: the warning entry when reports are lost"; then
 		wid=$LEAK_ID cap3=$LEAK_CAP
 		J=$t/leak.db
 		"$BPFSTDERR" record -d 0.2 --journald --journal "$J" 2>> "$t/live.err" & rpid=$!

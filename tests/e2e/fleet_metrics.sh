@@ -321,7 +321,7 @@ if pin_capacity "$mnt"; then
 		if wait_until 15 faults5; then
 			pass "all 5 $kind reports readable (stream writes work here)"
 			check_eq "nothing lost" "$(gauge lost)" 0
-			if leak_oversized "the leaked-capacity signal in Prometheus"; then
+			if start_holder W writer && leak_oversized W "the leaked-capacity signal in Prometheus"; then
 				lid=$LEAK_ID cap=$LEAK_CAP
 				check "Prometheus: 3 oversized messages, lost bytes = the iterator's $cap" wait_until 30 lost_is_cap
 				check "... and accounted bytes the same" wait_until 30 accounted_is_cap

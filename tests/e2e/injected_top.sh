@@ -35,10 +35,8 @@ aw=$(grep -o '^ERROR: Arena WRITE access at unmapped address 0x[0-9a-f]*' "$out/
 row() { screen "$S" | awk -v id="$1" '$1 == id'; }
 
 run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
-	tmux new-session -d -s "$1" -x 160 -y 32 "bash -c 'saved=\$(stty -g); \
-		LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-		$BPFSTDERR top $2 2> $out/top.err; rc=\$?; \
-		[ \"\$(stty -g)\" = \"\$saved\" ] && echo RESTORED rc=\$rc || echo NOT-RESTORED rc=\$rc; sleep 60'"
+	top_pane "$1" 160 32 "LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out \
+		ASAN_OPTIONS=\${ASAN_OPTIONS:-}:verify_asan_link_order=0 $BPFSTDERR top $2 2> $out/top.err"
 }
 
 run_top "$S" "-d 0.5"
@@ -119,7 +117,7 @@ sleep 1.2
 check_eq "an unloaded program stays, marked" "$(col "$gone" OWNER)" "(unloaded)"
 
 keys q
-check "q: quits, terminal restored, exit 0" wait_for "RESTORED rc=0" "$S"
+check "q: quits, terminal restored, exit 0" wait_for "terminal same rc=0" "$S"
 check_eq "nothing on stderr" "$(cat "$out/top.err")" ""
 
 run_top "$S-term" ""
@@ -127,7 +125,7 @@ wait_for " writer " "$S-term" > /dev/null
 # This top only: other bpfstderr on the machine (a recorder, another
 # test) are not ours to signal.
 kill -TERM $(descendants "$(tmux display -p -t "$S-term" '#{pane_pid}')" bpfstderr)
-check "SIGTERM: terminal restored, exit 0" wait_for "RESTORED rc=0" "$S-term"
+check "SIGTERM: terminal restored, exit 0" wait_for "terminal same rc=0" "$S-term"
 
 # --demo: its programs run, and are unloaded when top ends. On a host
 # whose writes fail the reports show only as leaked bytes; where writes

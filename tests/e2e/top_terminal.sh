@@ -12,9 +12,7 @@ trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
 # settings came back, and with which exit status top ended.
 run_top() {	# run_top COLS
 	tmux kill-session -t "$S" 2>/dev/null
-	tmux new-session -d -s "$S" -x "$1" -y 30 "bash -c 'saved=\$(stty -g); \
-		$BPFSTDERR top -d 0.5 2> $out/top.err; rc=\$?; \
-		[ \"\$(stty -g)\" = \"\$saved\" ] && echo RESTORED rc=\$rc || echo NOT-RESTORED rc=\$rc; sleep 60'"
+	top_pane "$S" "$1" 30 "$BPFSTDERR top -d 0.5 2> $out/top.err"
 	wait_for "bpfstderr top"
 }
 # The top process of this pane only: other tests may run their own.
@@ -40,7 +38,7 @@ for sig in HUP INT QUIT TERM USR1; do
 	check_eq "SIG$sig: in the alternate screen before" \
 		"$(tmux display -p -t "$S" '#{alternate_on}')" 1
 	kill -"$sig" $pid
-	check "SIG$sig: stty settings restored, exit 0" wait_for "RESTORED rc=0"
+	check "SIG$sig: stty settings restored, exit 0" wait_for "terminal same rc=0"
 	check_eq "SIG$sig: out of the alternate screen, cursor shown" \
 		"$(tmux display -p -t "$S" '#{alternate_on} #{cursor_flag}')" "0 1"
 	check_eq "SIG$sig: nothing on stderr" "$(cat "$out/top.err")" ""

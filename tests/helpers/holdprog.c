@@ -281,6 +281,20 @@ static int load_stacks(void)
 	return 0;
 }
 
+/* "timer NS SPINS": how stacks_timer's next runs start the timer */
+static void do_timer(const char *line)
+{
+	unsigned long long ns, spins;
+
+	if (!stacks || sscanf(line, "timer %llu %llu", &ns, &spins) != 2) {
+		printf("error timer\n");
+		return;
+	}
+	stacks->bss->timer_ns = ns;
+	stacks->data->spin_for = spins;
+	printf("timer %llu %llu\n", ns, spins);
+}
+
 static void do_run(__u32 id)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
@@ -466,9 +480,8 @@ int main(int argc, char **argv)
 			do_linfo(strtoul(line + 5, NULL, 10));
 		else if (!strncmp(line, "run ", 4))
 			do_run(strtoul(line + 4, NULL, 10));
-		else if (stacks && sscanf(line, "timer %llu %llu", &stacks->bss->timer_ns,
-					  &stacks->data->spin_for) == 2)
-			printf("timer %llu %llu\n", stacks->bss->timer_ns, stacks->data->spin_for);
+		else if (!strncmp(line, "timer", 5))
+			do_timer(line);
 		else if (!strncmp(line, "callbacks", 9))
 			printf("callbacks %llu\n", stacks ? (unsigned long long)stacks->bss->callbacks : 0ULL);
 		else if (!strncmp(line, "quit", 4))

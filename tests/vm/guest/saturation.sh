@@ -98,7 +98,6 @@ check_eq "report after follow drained it: losing reports" \
 # record's metrics: its first drain finds the stream full.
 check_eq "holdprog: 200 deadlocks more" "$(holder_cmd H "fault deadlock 200")" "ran 200"
 port=9417
-ip link set lo up 2>/dev/null	# the guest boots with no network, lo down
 "$BPFSTDERR" record -d 30 --journal "$out/rec.db" --metrics-address "127.0.0.1:$port" \
 	> /dev/null 2> "$out/rec.err" &
 rpid=$!

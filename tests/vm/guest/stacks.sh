@@ -28,7 +28,7 @@ for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
 # dumps written to stderr)
 "$BPFSTDERR" follow -p "$pid_print" -p "$pid_timer" -e --journal "$J" \
 	> "$out/follow.txt" 2> "$out/follow_e.err" & epid=$!
-wait_asleep "$fpid"
+check "the followers started" wait_asleep "$fpid"
 wait_asleep "$epid"
 
 # -- bpf_stream_print_stack(): 3 calls, 3 dumps -----------------------------
@@ -44,10 +44,12 @@ fi
 
 # -- a timer callback faults, interrupting whatever runs ---------------------
 # at once, the program spinning: the interrupt lands inside it
-for i in $(seq 6); do holder_cmd S "run $pid_timer" > /dev/null; done
+rets=""
+for i in $(seq 6); do rets+="$(holder_cmd S "run $pid_timer") "; done
 # 20 ms ahead, no spin: it lands wherever the CPU is then
-holder_cmd S "timer 20000000 0" > /dev/null
-for i in $(seq 6); do holder_cmd S "run $pid_timer" > /dev/null; sleep 0.1; done
+check_eq "the next runs start the timer 20 ms ahead" "$(holder_cmd S "timer 20000000 0")" "timer 20000000 0"
+for i in $(seq 6); do rets+="$(holder_cmd S "run $pid_timer") "; sleep 0.1; done
+check_eq "stacks_timer: 12 runs, each started its timer" "$rets" "$(printf 'ran 0 %.0s' $(seq 12))"
 sleep 1	# the last callback has run
 cbs=$(holder_cmd S callbacks | awk '{ print $2 }')
 check "the timer's callback ran (${cbs:-?} times, by its own count)" test "${cbs:-0}" -ge 1

@@ -7,9 +7,9 @@
 # after.
 . tests/lib.sh
 
-lab_start
 S=bpfstderr-lab-top-$$
-trap 'tmux kill-session -t "$S" 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -f "$mnt/cap"; mountpoint -q "$mnt" && umount "$mnt"; cleanup' EXIT
+LAB_CLEANUP='tmux kill-session -t "$S" 2>/dev/null'
+lab_start
 bpftool btf dump file /sys/kernel/btf/vmlinux > "$out/btf.txt"
 start_holder D demo || { fail "holdprog demo loads"; finish; }
 check_refusals D
@@ -33,14 +33,16 @@ while read -r k id; do
 done <<<"$(faulting_progs D)"
 [ -n "$kinds" ] || { fail "a fault source this kernel reports" "none loaded"; finish; }
 
-tmux new-session -d -s "$S" -x 160 -y 40 "bash -c 'saved=\$(stty -g); \
-	$BPFSTDERR top -d 0.5 2> $out/top.err; rc=\$?; \
-	[ \"\$(stty -g)\" = \"\$saved\" ] && echo RESTORED rc=\$rc || echo NOT-RESTORED rc=\$rc; sleep 60'"
+top_pane "$S" 160 40 "$BPFSTDERR top -d 0.5 2> $out/top.err"
 check "top shows the demo programs" wait_for " demo_" "$S"
-sleep 1.5	# drain cycles every 0.5 s
+faults_are() {	# ID N: top's FAULTS cell of program ID is N, within 10 s
+	local i
+	for i in $(seq 50); do [ "$(col "$1" FAULTS)" = "$2" ] && return 0; sleep 0.2; done
+	return 1
+}
 for k in $kinds; do
 	id=$(prog_id D "demo_$k")
-	check_eq "top: demo_$k's row counts its ${runs[$k]} faults" "$(col "$id" FAULTS)" "${runs[$k]}"
+	check "top: demo_$k's row counts its ${runs[$k]} faults ($(col "$id" FAULTS))" faults_are "$id" "${runs[$k]}"
 done
 
 # -- Enter: the fault groups of one program, at its faulting statement -----
@@ -59,13 +61,20 @@ check "detail: the BPF frame at the faulting statement (demo.bpf.c:$line)" \
 # -- f: the follow view, with a fault made now ------------------------------
 keys q f
 check "f: follow view of demo_$k" wait_for "following program $(prog_id D "demo_$k") demo_$k"
+sleep 1.1	# the faults above are all of an earlier second
+t0=$(date +%H:%M:%S)
 holder_cmd D "fault $k 1" > /dev/null
-check "follow view: the new fault shows up" wait_for "FAULT "
-keys q q
+fault_since() {	# a FAULT line stamped t0 or later on the follow view
+	screen | awk -v t="$t0" '/ FAULT / && substr($1, 1, 8) >= t { f = 1 } END { exit !f }'
+}
+waited() { local i; for i in $(seq 50); do "$@" && return 0; sleep 0.2; done; return 1; }
+check "follow view: the fault made at $t0 shows up" waited fault_since
+keys q
+check_eq "back in the table: demo_$k counts $((${runs[$k]} + 1))" "$(faults_are "$(prog_id D "demo_$k")" $((${runs[$k]} + 1)) && echo yes)" yes
 
 # -- q: quits, the terminal as it was --------------------------------------
 keys q
-check "q: quits, terminal restored, exit 0" wait_for "RESTORED rc=0"
+check "q: quits, terminal restored, exit 0" wait_for "terminal same rc=0"
 check_eq "top said nothing on stderr" "$(cat "$out/top.err")" ""
 stop_holder D
 finish
