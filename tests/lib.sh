@@ -112,14 +112,14 @@ prog_id() {	# prog_id VAR NAME: id of the holder's program NAME
 
 # pin_capacity DIR: mount a bpffs at DIR and pin there the independent
 # iterator (bpftool iter pin) that prints each program's stream capacity;
-# then capacity ID prints a program's stderr capacity. The caller unpins
-# (rm DIR/cap) and unmounts.
+# then capacity ID [stdout] prints a program's stderr (or stdout)
+# capacity. The caller unpins (rm DIR/cap) and unmounts.
 pin_capacity() {
 	CAPACITY_PIN=$1/cap
 	mkdir -p "$1" && mount -t bpf bpf "$1" &&
 		bpftool iter pin "$(dirname "$BPFSTDERR")/bpf/capacity_iter.bpf.o" "$CAPACITY_PIN"
 }
-capacity() { awk -v id="$1" '$1 == id { print $3 }' "$CAPACITY_PIN"; }
+capacity() { awk -v id="$1" -v f=$([ "${2:-}" = stdout ] && echo 2 || echo 3) '$1 == id { print $f }' "$CAPACITY_PIN"; }
 
 # leak_oversized VAR DESC: where writes work, the leak there is: the
 # holder VAR's writer writes 3 messages longer than the kernel's print

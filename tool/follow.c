@@ -425,8 +425,11 @@ static int run(struct session *s)
 	/* one last drain, then everything held is emitted */
 	session__quiesce(s);
 	pipeline__forget_dry(s->pl);
-	if (!err && !nothing_left())
+	while (!err && !nothing_left()) {
 		err = cycle(s, &drained);
+		if (!drained || !pipeline__holds(s->pl))
+			break;
+	}
 	if (!err)
 		err = pipeline__flush(s->pl);
 	return err;

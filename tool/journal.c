@@ -149,6 +149,11 @@ struct journal {
 	 */
 	int ino_fd;
 	unsigned long long gen;
+	/* read rights: the journal file opened once more, for its locks;
+	 * none: the file system has none
+	 */
+	int rights_fd;
+	bool rights_none;
 };
 
 static long long now_ns(void)
@@ -552,6 +557,22 @@ static void load_retention(struct journal *j)
 	j->ret.max_size = meta_get(j, "max_size", JOURNAL_DEFAULT_MAX_SIZE);
 }
 
+/* The file once more, for read rights (journal__claim()): the one SQLite
+ * just opened, which check_path() vetted.
+ */
+static int open_rights(struct journal *j)
+{
+	int err;
+
+	j->rights_fd = open(j->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (j->rights_fd >= 0)
+		return 0;
+	err = -errno;
+	snprintf(j->err, sizeof(j->err), "cannot open %s for its read rights: %s", j->path,
+		 strerror(-err));
+	return err;
+}
+
 static int setup(struct journal *j)
 {
 	char sql[64];
@@ -584,7 +605,7 @@ static int setup(struct journal *j)
 		err = prepare_all(j);
 	if (!err)
 		load_retention(j);
-	return err;
+	return err ?: open_rights(j);
 }
 
 int journal__open(struct journal **out, const char *path)
@@ -596,6 +617,7 @@ int journal__open(struct journal **out, const char *path)
 		return -ENOMEM;
 	*out = j;
 	j->ino_fd = -1;
+	j->rights_fd = -1;
 	j->path = strdup(path);
 	if (!j->path)
 		return -ENOMEM;
@@ -619,10 +641,56 @@ void journal__close(struct journal *j)
 	for (i = 0; i < S_CNT; i++)
 		sqlite3_finalize(j->st[i]);
 	sqlite3_close(j->db);
+	/* only now: closing any descriptor of the file drops every POSIX
+	 * lock this process has on it, SQLite's included
+	 */
+	if (j->rights_fd >= 0)
+		close(j->rights_fd);
 	if (j->ino_fd >= 0)
 		close(j->ino_fd);
 	free(j->path);
 	free(j);
+}
+
+/* ---- read rights ---------------------------------------------------------- */
+
+/* Above SQLite's lock bytes (at 1 GiB) and far from them: a program's
+ * two streams are two bytes from here.
+ */
+#define RIGHTS_BASE	(1LL << 40)
+
+static int right_lock(struct journal *j, __u32 id, enum stream s, short type)
+{
+	struct flock fl = {
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = RIGHTS_BASE + 2LL * id + (s == STREAM_STDERR),
+		.l_len = 1,
+	};
+
+	if (j->rights_none)
+		return 0;
+	if (!fcntl(j->rights_fd, F_OFD_SETLK, &fl))
+		return 1;
+	/* no OFD locks on this file system (or kernel): nobody has rights,
+	 * reads are ordered by transactions alone
+	 */
+	if (errno == EINVAL) {
+		j->rights_none = true;
+		return 0;
+	}
+	/* held elsewhere; or no lock to be had now (ENOLCK): next cycle */
+	return -EBUSY;
+}
+
+int journal__claim(struct journal *j, __u32 prog_id, enum stream s)
+{
+	return right_lock(j, prog_id, s, F_WRLCK);
+}
+
+void journal__release(struct journal *j, __u32 prog_id, enum stream s)
+{
+	right_lock(j, prog_id, s, F_UNLCK);
 }
 
 /* ---- generation: has anyone written since? -------------------------------- */

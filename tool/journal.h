@@ -96,6 +96,27 @@ void journal__add_error(struct journal *j, const char *fmt, ...) __attribute__((
 /* Gives the WAL's disk space back (checkpoint, truncate); best effort. */
 void journal__checkpoint(struct journal *j);
 
+/* ---- read rights ---------------------------------------------------------- */
+
+/* A stream's bytes reach the journal in the kernel's order only if one
+ * process at a time reads it, from a read until the commit of what it
+ * read. A transaction gives that while it lasts. A read right gives it
+ * past a commit, to bytes a process keeps in memory (the rescue's,
+ * rescue.h): a writer claims the right of each stream before it reads
+ * it, inside its transaction, and may keep it after; no other process
+ * reads that stream until it is released. A right is an open file
+ * description lock (F_OFD_SETLK) on one byte of the journal file, beyond
+ * SQLite's own lock bytes: byte 2^40 + 2 * id, + 1 for stderr (every
+ * bpfstderr sharing a journal must agree). The kernel releases a
+ * process's rights when it exits, however it exits.
+ *
+ * 1: claimed (or held already); 0: the file system has no such locks,
+ * and the stream may be read inside this transaction only; -EBUSY:
+ * another process holds it.
+ */
+int journal__claim(struct journal *j, __u32 prog_id, enum stream s);
+void journal__release(struct journal *j, __u32 prog_id, enum stream s);
+
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
 int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes);

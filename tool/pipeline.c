@@ -61,6 +61,7 @@ struct pipeline {
 	long long room;			/* journal: bytes the file system can still take */
 	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
+	size_t nclaimed;		/* tracked streams whose read right is ours */
 	/* journal: its generation and since when (CLOCK_MONOTONIC s) */
 	unsigned long long jgen;
 	time_t jgen_at;
@@ -197,6 +198,77 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 }
 
 
+/* ---- read rights (journal.h) ------------------------------------------------ */
+
+static void release(struct pipeline *pl, struct tracked *t, enum stream s)
+{
+	journal__release(pl->ops.journal, t->p.ident.id, s);
+	t->claimed[stream_idx(s)] = false;
+	pl->nclaimed--;
+}
+
+/* A stream is read only with its right: those of the streams in mask are
+ * claimed; another process holds the right of the ones left out of what
+ * is returned, and the rescue leaves them to it.
+ */
+static unsigned int claim_rights(struct pipeline *pl, struct tracked *t, unsigned int mask)
+{
+	enum rescue_claim c;
+	enum stream s;
+	int i, rc;
+
+	if (!pl->ops.journal)
+		return mask;
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (!(mask & STREAM_MASK(s)) || t->claimed[i])
+			continue;
+		rc = journal__claim(pl->ops.journal, t->p.ident.id, s);
+		if (rc == -EBUSY)
+			mask &= ~STREAM_MASK(s);
+		t->claimed[i] = rc > 0;
+		pl->nclaimed += rc > 0;
+		c = rc == -EBUSY ? RESCUE_LEAVE : rc > 0 ? RESCUE_READ : RESCUE_ASK;
+		if (drainer__rescue_claim(pl->drainer, t->p.ident.id, s, c)) {
+			/* no memory to say so: the rescue asks, as by default */
+		}
+	}
+	return mask;
+}
+
+/* Nothing read is waiting for a commit: the rights of the streams the
+ * rescue reads no more go, for other processes to read them.
+ */
+static void release_rights(struct pipeline *pl)
+{
+	struct tracked *t;
+	enum stream s;
+	size_t i;
+
+	for (i = 0; i < pl->cnt && pl->nclaimed; i++) {
+		t = pl->t[i];
+		for_each_stream(s)
+			if (t->claimed[stream_idx(s)] &&
+			    !drainer__rescue_keep(pl->drainer, t->p.ident.id, s))
+				release(pl, t, s);
+	}
+}
+
+/* A program forgotten: its rights go, and the rescue forgets it. */
+static void release_all(struct pipeline *pl, struct tracked *t)
+{
+	enum stream s;
+
+	if (!pl->ops.journal)
+		return;
+	for_each_stream(s) {
+		/* the rescue stops reading before the right goes */
+		drainer__rescue_claim(pl->drainer, t->p.ident.id, s, RESCUE_ASK);
+		if (t->claimed[stream_idx(s)])
+			release(pl, t, s);
+	}
+}
+
 /* Direct: what it holds is emitted now. The journal's sweep does that for
  * journal pipelines, in the same cycle. Its gone callback comes after.
  */
@@ -205,6 +277,7 @@ static void forget(struct pipeline *pl, struct tracked *t)
 	struct tracked **tmp;
 	int err = tracked_flush(t);
 
+	release_all(pl, t);
 	if (err && !pl->err)
 		pl->err = err;
 	tmp = realloc(pl->gone, (pl->ngone + 1) * sizeof(*tmp));
@@ -592,6 +665,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		pl->no_room = true;
 		return 0;
 	}
+	mask = claim_rights(pl, t, mask);
+	if (!mask)
+		return 0;
 	err = note_full(pl, t, p);
 	if (err)
 		return err;
@@ -664,15 +740,29 @@ static long drain_active(struct pipeline *pl, const struct prog_list *now, bool 
 }
 
 /* A program gone since the last cycle, with bytes the rescue read ahead
- * (rescue.h): they are its last, drained before it is forgotten.
+ * (rescue.h): they are its last, drained before it is forgotten. false:
+ * some are still held (no room, no transaction this cycle), and it stays
+ * tracked until they are handed out.
  */
-static void drain_gone(struct pipeline *pl, struct tracked *t, bool may_read, long *total, long *err)
+static bool drain_gone(struct pipeline *pl, struct tracked *t, bool may_read, long *total, long *err)
 {
 	struct prog p = { .ident = t->p.ident, .has_streams = true };
 
 	if (drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK_BOTH))
 		drain_turn(pl, t, &p, may_read, total, err);
+	if (drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK_BOTH))
+		return false;
 	forget(pl, t);
+	return true;
+}
+
+static void keep_gone(struct pipeline *pl, struct tracked *t, bool may_read, struct tracked **next,
+		      __u32 *ids, size_t *n, long *total, long *err)
+{
+	if (drain_gone(pl, t, may_read, total, err))
+		return;
+	ids[*n] = t->p.ident.id;
+	next[(*n)++] = t;
 }
 
 /* The drain itself: programs gone since the last cycle are forgotten,
@@ -690,8 +780,9 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 	/* held bytes can be a quiet program's: only the whole list has it */
 	if (same_list(pl, now) && !drainer__held(pl->drainer, 0, 0))
 		return drain_active(pl, now, may_read);
-	next = calloc(now->cnt ? now->cnt : 1, sizeof(*next));
-	ids = calloc(now->cnt ? now->cnt : 1, sizeof(*ids));
+	/* room for the gone ones kept (drain_gone()) */
+	next = calloc(now->cnt + pl->cnt + 1, sizeof(*next));
+	ids = calloc(now->cnt + pl->cnt + 1, sizeof(*ids));
 	if (!next || !ids) {
 		free(next);
 		free(ids);
@@ -704,7 +795,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		struct jprog ident;
 
 		while (o < pl->cnt && pl->ids[o] < p->ident.id)
-			drain_gone(pl, pl->t[o++], may_read, &total, &err);
+			keep_gone(pl, pl->t[o++], may_read, next, ids, &n, &total, &err);
 		if (o < pl->cnt && pl->ids[o] == p->ident.id) {
 			t = pl->t[o++];
 			if (!prog_ident__same(&t->p.ident, &p->ident)) {
@@ -725,7 +816,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 		drain_turn(pl, t, p, may_read, &total, &err);
 	}
 	while (o < pl->cnt)
-		drain_gone(pl, pl->t[o++], may_read, &total, &err);
+		keep_gone(pl, pl->t[o++], may_read, next, ids, &n, &total, &err);
 	free(pl->t);
 	free(pl->ids);
 	pl->t = next;
@@ -769,17 +860,25 @@ static bool tail_due(const struct pipeline *pl, const struct jprog *jp, long lon
 static int flush_tail(const struct jprog *jp, enum stream s, long long since, void *ctx)
 {
 	struct pipeline *pl = ctx;
-	struct tracked *t;
-	int err;
+	struct tracked *t = pipeline__find(pl, jp->ident.id);
+	bool ours = t && t->claimed[stream_idx(s)];
+	int err, right = 0;
 
 	if (!tail_due(pl, jp, since))
 		return 0;
+	/* the process with the right may hold what follows the tail */
+	if (!ours && (right = journal__claim(pl->ops.journal, jp->ident.id, s)) == -EBUSY)
+		return 0;
 	t = tracked_new(pl, jp);
-	if (!t)
-		return -ENOMEM;
-	err = stream_open(t, s) ?: reasm__flush(t->reasm[stream_idx(s)]);
-	err = err ?: stream_close(t, s, 0);
-	tracked_free(t);
+	if (t) {
+		err = stream_open(t, s) ?: reasm__flush(t->reasm[stream_idx(s)]);
+		err = err ?: stream_close(t, s, 0);
+		tracked_free(t);
+	} else {
+		err = -ENOMEM;
+	}
+	if (right > 0)
+		journal__release(pl->ops.journal, jp->ident.id, s);
 	return err;
 }
 
@@ -985,7 +1084,7 @@ static long commit_failed(struct pipeline *pl, int err)
  * nothing is kept from a failed commit, so what waits in memory is at
  * most one cycle's reads.
  */
-static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
+static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 {
 	struct journal *j = pl->ops.journal;
 	bool retry = pl->log;
@@ -1010,6 +1109,16 @@ static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
 		return commit_failed(pl, err);
 	kept_free(pl->log);
 	pl->log = NULL;
+	return got;
+}
+
+/* Rights are let go only when nothing read waits for a commit. */
+static long journal_cycle(struct pipeline *pl, const struct prog_list *now)
+{
+	long got = journal_cycle_once(pl, now);
+
+	if (!pl->log)
+		release_rights(pl);
 	return got;
 }
 
@@ -1118,7 +1227,8 @@ static int read_events(struct pipeline *pl)
 /* The rescue reads for the programs tracked now, while there is room. */
 int pipeline__allow_rescue(struct pipeline *pl)
 {
-	return drainer__rescue_allow(pl->drainer, pl->ids, pl->cnt, pl->ops.streams, !pl->no_room);
+	return drainer__rescue_allow(pl->drainer, pl->ids, pl->cnt, pl->ops.streams, !pl->no_room,
+				     !pl->ops.journal);
 }
 
 long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
@@ -1155,6 +1265,16 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs)
 	return err ?: pipeline__cycle(pl, l);
 }
 
+bool pipeline__claims(const struct pipeline *pl)
+{
+	return pl->nclaimed;
+}
+
+bool pipeline__holds(struct pipeline *pl)
+{
+	return drainer__held(pl->drainer, 0, 0);
+}
+
 void pipeline__forget_dry(struct pipeline *pl)
 {
 	size_t i;
@@ -1188,6 +1308,35 @@ static int flush_kept(struct pipeline *pl)
 	return spill(pl, err);
 }
 
+static int keep_bytes(__u32 id, enum stream s, const void *buf, size_t len, void *ctx)
+{
+	struct tracked *t = ctx;
+
+	(void)id;
+	return kept_add(t->pl, t, s, buf, len);
+}
+
+/* What the rescue still holds at the end (the last drains could not hand
+ * it out: no room, the journal busy) joins what waits for a commit, which
+ * flush_kept() commits, or spills and says where.
+ */
+static int keep_held(struct pipeline *pl)
+{
+	struct tracked *t;
+	enum stream s;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < pl->cnt && !err; i++) {
+		t = pl->t[i];
+		memset(t->log, 0, sizeof(t->log));	/* the last cycle's, committed */
+		for_each_stream(s)
+			if (!err && drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK(s)))
+				err = drainer__drain_held(pl->drainer, t->p.ident.id, s, keep_bytes, t);
+	}
+	return err;
+}
+
 int pipeline__flush(struct pipeline *pl)
 {
 	size_t i;
@@ -1195,7 +1344,7 @@ int pipeline__flush(struct pipeline *pl)
 
 	for (i = 0; i < pl->cnt; i++)
 		err = err ?: tracked_flush(pl->t[i]);
-	return err ?: pl->ops.journal ? flush_kept(pl) : 0;
+	return err ?: pl->ops.journal ? keep_held(pl) ?: flush_kept(pl) : 0;
 }
 
 struct tracked *pipeline__find(struct pipeline *pl, __u32 id)

@@ -46,6 +46,10 @@ struct tracked {
 	unsigned long long dry_gen[STREAM_CNT];
 	time_t dry_at[STREAM_CNT];
 	bool yielded[STREAM_CNT];
+	/* journal: this process holds the stream's read right (journal.h),
+	 * claimed by a drain and kept while the rescue reads the stream
+	 */
+	bool claimed[STREAM_CNT];
 	struct pipeline *pl;
 };
 
@@ -105,6 +109,19 @@ long pipeline__cycle_fresh(struct pipeline *pl, struct progs *progs);
  * does; call it once the rescue started. 0, or -ENOMEM.
  */
 int pipeline__allow_rescue(struct pipeline *pl);
+/* Read rights (journal.h) this process keeps past its commits, while its
+ * rescue reads their streams: other processes leave those streams alone
+ * meanwhile, so a cycle comes at least every PIPELINE_RIGHT_WAIT seconds,
+ * to let each go as soon as its stream is quiet.
+ */
+#define PIPELINE_RIGHT_WAIT	0.1
+bool pipeline__claims(const struct pipeline *pl);
+/* The rescue holds bytes read ahead, for any program: a drain hands out
+ * DRAIN_MAX of a stream at most (rescue.c), so a last drain after a storm
+ * repeats the cycle while this is true and the cycle drained bytes (the
+ * rescue stopped first); pipeline__flush() keeps, or spills, the rest.
+ */
+bool pipeline__holds(struct pipeline *pl);
 /* Streams found empty are read again at the next cycle, whatever the
  * watch says: before a last drain, so that nothing another reader's race
  * (stream_dry() in pipeline.c) left waiting stays behind.

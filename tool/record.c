@@ -126,7 +126,9 @@ static int run(struct session *s)
 	 */
 	session__quiesce(s);
 	pipeline__forget_dry(s->pl);
-	err = err ?: cycle(s, &drained);
+	do
+		err = err ?: cycle(s, &drained);
+	while (!err && drained > 0 && pipeline__holds(s->pl));
 	err = err ?: pipeline__flush(s->pl);
 	return err ?: journald__send(env.jsink, NULL);
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <stdlib.h>
@@ -20,12 +21,39 @@
 #define DRAIN_BATCH	(1 << 20)
 /* One drain of a stream hands out at most this much; then the next. */
 #define DRAIN_MAX	(8 << 20)
+/* Chunks kept for reuse: 4 MiB. Held bytes live in chunks of one read
+ * each, never in one buffer grown and moved: under a storm a big realloc
+ * or free (mremap, munmap) stalled this thread for up to 0.7 s in the lab,
+ * four times what a stream holds. Reused chunks are also faulted in
+ * already.
+ */
+#define SPARE_MAX	64
+/* A stream another process reads: the main thread tries for its right
+ * this often while it storms.
+ */
+#define LEAVE_RETRY_NS	(100 * 1000 * 1000LL)
+/* A read goes into the last chunk held while it has this much room. */
+#define CHUNK_ROOM_MIN	(STREAM_READ_BUF / 4)
 
+/* One read's bytes. */
+struct chunk {
+	struct chunk *next;
+	size_t len;
+	char data[STREAM_READ_BUF];
+};
+
+/* One stream the thread knows of: what it holds of it, and what it does
+ * when that stream passes the mark. A slot goes when it holds nothing and
+ * the stream is RESCUE_ASK's.
+ */
 struct held {
 	__u32 id;
 	enum stream s;
-	char *buf;
-	size_t len, cap;
+	enum rescue_claim claim;
+	bool woke;			/* passed the mark since rescue__keep() */
+	long long left_ns;		/* RESCUE_LEAVE: when the main thread was last asked */
+	struct chunk *head, *tail;	/* held, oldest first */
+	size_t len;
 };
 
 struct rescue {
@@ -33,12 +61,15 @@ struct rescue {
 	struct held *h;
 	size_t nh;
 	size_t bytes;			/* held, all streams */
+	struct chunk *spare;		/* for reuse, SPARE_MAX at most */
+	size_t nspare;
 	__u32 *ids;			/* rescue__allow() */
 	size_t nids;
 	unsigned int streams;
 	bool room;
-	/* the stream a drain is handing out (rescue__drain()): the only one
-	 * the thread reads, so that held bytes never outlive that drain
+	bool anytime;			/* every allowed stream is RESCUE_READ's */
+	/* the stream a drain is handing out (rescue__drain()): the thread
+	 * reads it, in that drain's transaction, whatever its claim
 	 */
 	bool draining;
 	__u32 drain_id;
@@ -48,6 +79,7 @@ struct rescue {
 	pthread_t thread;
 	int stop_fd;
 	int notify_fd;			/* readable: a selected stream passed the mark */
+	bool asked;			/* notified, rescue__notified() not called since */
 	bool running;
 };
 
@@ -78,86 +110,127 @@ static struct held *held_get(struct rescue *r, __u32 id, enum stream s)
 	return h;
 }
 
+static struct chunk *chunk_get(struct rescue *r)
+{
+	struct chunk *c = r->spare;
+
+	if (!c)
+		return malloc(sizeof(*c));
+	r->spare = c->next;
+	r->nspare--;
+	return c;
+}
+
+static void chunk_put(struct rescue *r, struct chunk *c)
+{
+	if (!c)
+		return;
+	if (r->nspare >= SPARE_MAX) {
+		free(c);
+		return;
+	}
+	c->next = r->spare;
+	r->spare = c;
+	r->nspare++;
+}
+
+static void chunks_free(struct chunk *c)
+{
+	struct chunk *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
+
 /* Read stream s into h until it is empty or h holds up to: room for a
- * whole read is made before each read, so that nothing is read that
+ * whole read is had before each read, so that nothing is read that
  * cannot be kept. 0, or -errno (-ENOMEM: not read, no room).
  */
 static int held_fill(struct rescue *r, struct held *h, int fd, size_t upto)
 {
+	struct chunk *c;
+	bool fresh;
 	ssize_t n;
-	char *tmp;
 
 	while (h->len < upto) {
-		if (h->cap - h->len < STREAM_READ_BUF) {
-			tmp = realloc(h->buf, h->len + STREAM_READ_BUF);
-			if (!tmp)
-				return -ENOMEM;
-			h->buf = tmp;
-			h->cap = h->len + STREAM_READ_BUF;
-		}
-		n = stream_read_fd(fd, h->s, h->buf + h->len, STREAM_READ_BUF);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0)
+		/* the last chunk's room first: a storm's reads after the
+		 * first are small, and a chunk each would hold a fraction
+		 */
+		c = h->tail;
+		fresh = !c || sizeof(c->data) - c->len < CHUNK_ROOM_MIN;
+		if (fresh && !(c = chunk_get(r)))
+			return -ENOMEM;
+		if (fresh)
+			c->len = 0;
+		do
+			n = stream_read_fd(fd, h->s, c->data + c->len, sizeof(c->data) - c->len);
+		while (n == -EINTR);
+		if (n <= 0) {
+			if (fresh)
+				chunk_put(r, c);
 			return n;
+		}
+		c->len += n;
+		if (fresh) {
+			c->next = NULL;
+			if (h->tail)
+				h->tail->next = c;
+			else
+				h->head = c;
+			h->tail = c;
+		}
 		h->len += n;
 		r->bytes += n;
 	}
 	return 0;
 }
 
-/* Everything held for one stream, taken out: the caller frees it. */
-static char *held_take(struct rescue *r, struct held *h, size_t *len)
+/* The oldest chunk held for one stream, taken out. */
+static struct chunk *held_pop(struct rescue *r, struct held *h)
 {
-	char *buf = h->buf;
+	struct chunk *c = h->head;
 
-	*len = h->len;
-	r->bytes -= h->len;
-	h->buf = NULL;
-	h->len = h->cap = 0;
-	return buf;
+	if (!c)
+		return NULL;
+	h->head = c->next;
+	if (!h->head)
+		h->tail = NULL;
+	h->len -= c->len;
+	r->bytes -= c->len;
+	return c;
 }
 
-/* A slot with nothing held goes: idle streams keep no buffer. */
+/* A slot with nothing held and nothing to remember goes: idle streams
+ * keep no buffer.
+ */
 static void held_drop_empty(struct rescue *r, struct held *h)
 {
-	if (h->len)
+	if (h->len || h->claim != RESCUE_ASK)
 		return;
-	free(h->buf);
 	*h = r->h[--r->nh];
-}
-
-/* Bytes handed out that the pipeline did not take (it stopped): back in
- * front of what is held, so that the next drain starts with them.
- */
-static int held_unget(struct rescue *r, __u32 id, enum stream s, const char *buf, size_t len)
-{
-	struct held *h;
-	char *tmp;
-	int err = -ENOMEM;
-
-	pthread_mutex_lock(&r->lock);
-	h = held_get(r, id, s);
-	tmp = h ? malloc(len + h->len) : NULL;
-	if (tmp) {
-		memcpy(tmp, buf, len);
-		if (h->len)
-			memcpy(tmp + len, h->buf, h->len);
-		free(h->buf);
-		h->buf = tmp;
-		h->len += len;
-		h->cap = h->len;
-		r->bytes += len;
-		err = 0;
-	}
-	pthread_mutex_unlock(&r->lock);
-	return err;
 }
 
 static bool allowed(const struct rescue *r, __u32 id, enum stream s)
 {
 	return r->room && (r->streams & STREAM_MASK(s)) &&
 	       prog_ids_find(r->ids, r->nids, id);
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* May the thread read stream s of program id now? */
+static bool readable(const struct rescue *r, const struct held *h, __u32 id, enum stream s)
+{
+	return r->anytime || (h && h->claim == RESCUE_READ) ||
+	       (r->draining && r->drain_id == id && r->drain_s == s);
 }
 
 static void notify(int fd)
@@ -169,30 +242,64 @@ static void notify(int fd)
 	}
 }
 
-/* A wake. The stream a drain is handing out is read now, a batch at a
- * time (the drain takes it in turn); any other selected stream wakes the
- * main thread for a drain of its own. 1 when the wake was of no use to
- * us (a stream not selected, or no room): the caller slows down.
+/* Reads stream s of program id into what is held, a batch at most. */
+static void rescue_read(struct rescue *r, __u32 id, enum stream s)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+	struct held *h = fd >= 0 ? held_get(r, id, s) : NULL;
+
+	if (h) {
+		h->woke = true;
+		held_fill(r, h, fd, h->len + DRAIN_BATCH);
+		held_drop_empty(r, h);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Wakes the main thread, for a drain. 1 when it was woken already and
+ * has not drained since: this wake is of no use.
+ */
+static int ask(struct rescue *r)
+{
+	if (r->asked)
+		return 1;
+	r->asked = true;
+	notify(r->notify_fd);
+	return 0;
+}
+
+/* A wake. A stream the thread may read (readable()) is read now, a batch
+ * at a time, and the main thread is woken to hand it on; any other
+ * selected stream wakes the main thread, whose drain claims its right;
+ * a stream another process holds the right of is left to it, but the
+ * main thread tries again every LEAVE_RETRY_NS while it storms (that
+ * process may have let go). 1 when the wake was of no use to us (a
+ * stream not selected or left, no room, RESCUE_MAX held, the main thread
+ * asked already): the caller slows down, and never spins.
  */
 static int wake_one(struct rescue *r, __u32 id, enum stream s)
 {
 	struct held *h;
-	int fd, idle = 0;
+	long long now;
+	int idle = 1;
 
 	pthread_mutex_lock(&r->lock);
+	h = held_find(r, id, s);
 	if (!allowed(r, id, s)) {
-		idle = 1;
-	} else if (!r->draining || r->drain_id != id || r->drain_s != s) {
-		notify(r->notify_fd);
-	} else if (r->bytes < RESCUE_MAX) {
-		fd = bpf_prog_get_fd_by_id(id);
-		h = fd >= 0 ? held_get(r, id, s) : NULL;
-		if (h) {
-			held_fill(r, h, fd, h->len + DRAIN_BATCH);
-			held_drop_empty(r, h);
+		/* not ours */
+	} else if (h && h->claim == RESCUE_LEAVE && !r->anytime) {
+		now = mono_ns();
+		if (now - h->left_ns > LEAVE_RETRY_NS) {
+			h->left_ns = now;
+			ask(r);
 		}
-		if (fd >= 0)
-			close(fd);
+	} else if (!readable(r, h, id, s)) {
+		idle = ask(r);
+	} else if (r->bytes < RESCUE_MAX) {
+		rescue_read(r, id, s);
+		notify(r->notify_fd);
+		idle = 0;
 	}
 	pthread_mutex_unlock(&r->lock);
 	return idle;
@@ -220,7 +327,12 @@ static void *rescue_main(void *arg)
 	};
 	struct timespec slow = { 0, 10 * 1000 * 1000 };
 	struct wakes w = { .r = r };
+	struct sched_param rt = { .sched_priority = 1 };
 
+	/* refused without CAP_SYS_NICE, or by the service's sandbox: then
+	 * it competes like any thread
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
 	fill__rearm(r->fill);
 	for (;;) {
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -301,7 +413,8 @@ void rescue__free(struct rescue *r)
 		return;
 	rescue__stop(r);
 	for (i = 0; i < r->nh; i++)
-		free(r->h[i].buf);
+		chunks_free(r->h[i].head);
+	chunks_free(r->spare);
 	free(r->h);
 	free(r->ids);
 	close(r->notify_fd);
@@ -310,7 +423,8 @@ void rescue__free(struct rescue *r)
 	free(r);
 }
 
-int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room)
+int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room,
+		  bool anytime)
 {
 	__u32 *copy = malloc((cnt ? cnt : 1) * sizeof(*copy));
 
@@ -323,8 +437,51 @@ int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int s
 	r->nids = cnt;
 	r->streams = streams;
 	r->room = room;
+	r->anytime = anytime;
+	/* once per cycle: with nothing held, the storm is over */
+	if (!r->bytes && !r->draining) {
+		chunks_free(r->spare);
+		r->spare = NULL;
+		r->nspare = 0;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return 0;
+}
+
+int rescue__claim(struct rescue *r, __u32 id, enum stream s, enum rescue_claim c)
+{
+	struct held *h;
+	int err = 0;
+
+	pthread_mutex_lock(&r->lock);
+	h = c == RESCUE_ASK ? held_find(r, id, s) : held_get(r, id, s);
+	if (h) {
+		h->claim = c;
+		h->woke = false;
+		held_drop_empty(r, h);
+	} else if (c != RESCUE_ASK) {
+		err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+bool rescue__keep(struct rescue *r, __u32 id, enum stream s)
+{
+	struct held *h;
+	bool keep;
+
+	pthread_mutex_lock(&r->lock);
+	h = held_find(r, id, s);
+	keep = h && h->claim == RESCUE_READ && (h->len || h->woke);
+	if (h) {
+		h->woke = false;
+		if (!keep && h->claim == RESCUE_READ)
+			h->claim = RESCUE_ASK;
+		held_drop_empty(r, h);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return keep;
 }
 
 bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask)
@@ -339,69 +496,73 @@ bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask)
 	return any;
 }
 
-/* Held bytes for (id, s), after reading the stream into them (fd >= 0). */
-static char *take(struct rescue *r, int fd, __u32 id, enum stream s, size_t *len, int *err)
+/* The oldest chunk held for (id, s) or, when none is, one read of the
+ * stream (fd >= 0); done goes back for reuse. NULL: nothing more, and
+ * the drain ends. One read at most: the thread's reads of a stream in a
+ * storm wait for this lock, and the stream refills as fast as it is read.
+ */
+static struct chunk *take(struct rescue *r, struct chunk *done, int fd, __u32 id, enum stream s,
+			  int *err)
 {
+	struct chunk *c = NULL;
 	struct held *h;
-	char *buf = NULL;
 
-	*len = 0;
 	pthread_mutex_lock(&r->lock);
+	if (done)
+		chunk_put(r, done);
 	r->draining = true;
 	r->drain_id = id;
 	r->drain_s = s;
 	h = fd >= 0 ? held_get(r, id, s) : held_find(r, id, s);
 	if (!h && fd >= 0)
 		*err = -ENOMEM;
-	if (h && fd >= 0)
-		*err = held_fill(r, h, fd, h->len + DRAIN_BATCH);
-	if (h && h->len)
-		buf = held_take(r, h, len);
-	if (h)
+	if (h && !h->head && fd >= 0)
+		*err = held_fill(r, h, fd, 1);
+	if (h) {
+		c = held_pop(r, h);
 		held_drop_empty(r, h);
-	if (!buf)	/* the drain ends here: nothing more is read for it */
+	}
+	if (!c)
 		r->draining = false;
 	pthread_mutex_unlock(&r->lock);
-	return buf;
+	return c;
 }
 
-static void drain_end(struct rescue *r)
+static void drain_end(struct rescue *r, struct chunk *done)
 {
 	pthread_mutex_lock(&r->lock);
+	chunk_put(r, done);
 	r->draining = false;
 	pthread_mutex_unlock(&r->lock);
 }
 
 int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn, void *ctx)
 {
-	size_t len, off, n, total = 0;
+	struct chunk *c = NULL;
+	size_t total = 0;
 	int err, rerr = 0;
-	char *buf;
 
 	for (;;) {
 		/* a storm does not keep one drain (and its transaction) going:
-		 * the rest is the next drain's, which the notify brings at once
+		 * the rest is the next drain's, which the notify brings at once;
+		 * a program gone has what is held, and no next drain
 		 */
-		if (total >= DRAIN_MAX) {
-			drain_end(r);
+		if (fd >= 0 && total >= DRAIN_MAX) {
+			drain_end(r, c);
 			notify(r->notify_fd);
 			return 0;
 		}
-		buf = take(r, fd, id, s, &len, &rerr);
-		if (!buf)
+		c = take(r, c, fd, id, s, &rerr);
+		if (!c)
 			return rerr;
-		total += len;
-		for (err = 0, off = 0; off < len && !err; off += n) {
-			n = len - off < STREAM_READ_BUF ? len - off : STREAM_READ_BUF;
-			err = fn(id, s, buf + off, n, ctx);
-		}
-		/* what fn did not get stays held; memory failing here loses it */
-		if (off < len && held_unget(r, id, s, buf + off, len - off))
-			err = err ?: -ENOMEM;
-		free(buf);
-		if (err || rerr || fd < 0) {
-			drain_end(r);
-			return err ?: rerr;
+		total += c->len;
+		/* fn has the chunk's bytes even when it stops: what stays
+		 * held is the chunks after it
+		 */
+		err = fn(id, s, c->data, c->len, ctx);
+		if (err) {
+			drain_end(r, c);
+			return err;
 		}
 	}
 }
@@ -415,6 +576,9 @@ void rescue__notified(struct rescue *r)
 {
 	__u64 n;
 
+	pthread_mutex_lock(&r->lock);
+	r->asked = false;
+	pthread_mutex_unlock(&r->lock);
 	if (read(r->notify_fd, &n, sizeof(n)) < 0) {
 		/* nothing pending (EAGAIN) */
 	}

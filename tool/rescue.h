@@ -2,14 +2,20 @@
 /* Rescue: stream bytes read ahead of the pipeline while it is busy. A
  * drain hands a stream's bytes to parsing, the journal and the output a
  * batch at a time, and a storm fills a 100000-byte stream in milliseconds
- * meanwhile: the kernel drops what does not fit. So a thread that the
- * fill wake (fill.h) wakes reads the stream being drained into memory at
- * once, and the drain takes those bytes in turn. Another selected stream
- * past the mark makes the notify descriptor readable instead, for a drain
- * of its own: the thread reads only for the drain in progress, so held
- * bytes never outlive it, and every read stays inside that drain's
- * journal transaction, which is what orders the reads of every process
- * sharing the journal.
+ * meanwhile, and between two drains too: the kernel drops what does not
+ * fit. So a thread that the fill wake (fill.h) wakes reads such a stream
+ * into memory at once, and drains take those bytes in turn.
+ *
+ * What the thread may read: the stream a drain is handing out (inside
+ * that drain's journal transaction, which orders the reads of every
+ * process sharing the journal), and the streams whose read right this
+ * process keeps past its commits (journal.h: RESCUE_READ). A selected
+ * stream it may not read makes the notify descriptor readable, for a
+ * drain of its own, which claims the right. Without a journal there is
+ * nobody to keep order with: it reads every selected stream (anytime).
+ * The thread asks for real-time priority (SCHED_FIFO 1) where it may: it
+ * only copies bytes and sleeps, and a reader that waits for a busy CPU is
+ * a reader that comes too late.
  *
  * Held: bytes read from the kernel and not yet handed to the pipeline.
  * Every read of a stream, the thread's and the drain's, appends to that
@@ -39,9 +45,20 @@ void rescue__stop(struct rescue *r);
 /* Held bytes not handed out are lost: drain first. */
 void rescue__free(struct rescue *r);
 /* What the thread may read: programs ids[] (sorted), streams (mask), and
- * only while there is room for what it reads downstream (room).
+ * only while there is room for what it reads downstream (room); anytime:
+ * every one of them, whatever its claim.
  */
-int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room);
+int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room,
+		  bool anytime);
+/* What the thread does with stream s of program id (enum rescue_claim,
+ * stream.h) when it passes the mark.
+ */
+int rescue__claim(struct rescue *r, __u32 id, enum stream s, enum rescue_claim c);
+/* After a commit, for a RESCUE_READ stream: does the thread hold bytes of
+ * it, or did it pass the mark since the last call? If not, it is
+ * RESCUE_ASK's again, and the right may go.
+ */
+bool rescue__keep(struct rescue *r, __u32 id, enum stream s);
 /* Holds bytes of program id's streams in mask (any, with mask 0: any program). */
 bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask);
 /* One drain of stream s of program id: what is held, then the stream read

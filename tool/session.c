@@ -109,6 +109,8 @@ void session__wait(struct session *s, double secs, bool busy)
 	int fd = progs__fill_fd(s->progs), filling;
 
 	if (fd >= 0 && rescuing(s)) {
+		if (pipeline__claims(s->pl) && secs > PIPELINE_RIGHT_WAIT)
+			secs = PIPELINE_RIGHT_WAIT;
 		wait_fd(drainer__rescue_fd(s->drainer), secs);
 		drainer__rescue_notified(s->drainer);
 		return;

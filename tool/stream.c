@@ -291,9 +291,24 @@ void drainer__rescue_notified(struct drainer *d)
 }
 
 int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
-			  bool room)
+			  bool room, bool anytime)
 {
-	return d->rescue ? rescue__allow(d->rescue, ids, cnt, streams, room) : 0;
+	return d->rescue ? rescue__allow(d->rescue, ids, cnt, streams, room, anytime) : 0;
+}
+
+int drainer__rescue_claim(struct drainer *d, __u32 id, enum stream s, enum rescue_claim c)
+{
+	return d->rescue ? rescue__claim(d->rescue, id, s, c) : 0;
+}
+
+bool drainer__rescue_keep(struct drainer *d, __u32 id, enum stream s)
+{
+	return d->rescue && rescue__keep(d->rescue, id, s);
+}
+
+int drainer__drain_held(struct drainer *d, __u32 id, enum stream s, drain_fn fn, void *ctx)
+{
+	return d->rescue ? rescue__drain(d->rescue, -1, id, s, fn, ctx) : 0;
 }
 
 bool drainer__held(struct drainer *d, __u32 id, unsigned int mask)

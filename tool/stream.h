@@ -79,8 +79,7 @@ void drainer__free(struct drainer *d);
 
 struct fill;
 /* Read ahead of the drains (rescue.h): a thread that f's wakes wake reads
- * the stream being drained into memory, and drainer__drain() hands that
- * out in turn. Upstream backend only; -errno when it cannot start. f's
+ * streams into memory, and drainer__drain() hands that out in turn. Upstream backend only; -errno when it cannot start. f's
  * refusal counts are drainer__refused()'s either way.
  */
 int drainer__rescue_start(struct drainer *d, struct fill *f);
@@ -92,7 +91,21 @@ int drainer__rescue_fd(struct drainer *d);
 void drainer__rescue_notified(struct drainer *d);
 /* What the thread may read (rescue__allow()); nothing without a rescue. */
 int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
-			  bool room);
+			  bool room, bool anytime);
+/* A stream past the mark: what the rescue's thread does with it. */
+enum rescue_claim {
+	RESCUE_ASK,	/* wake the main thread, for a drain (the default) */
+	RESCUE_READ,	/* read it: this process holds its read right (journal.h) */
+	RESCUE_LEAVE,	/* nothing: another process holds its read right */
+};
+/* rescue__claim(); 0 without a rescue. */
+int drainer__rescue_claim(struct drainer *d, __u32 id, enum stream s, enum rescue_claim c);
+/* rescue__keep(); false without a rescue. */
+bool drainer__rescue_keep(struct drainer *d, __u32 id, enum stream s);
+/* Only what the rescue holds of stream s of program id, handed to fn; the
+ * stream is not read.
+ */
+int drainer__drain_held(struct drainer *d, __u32 id, enum stream s, drain_fn fn, void *ctx);
 /* Bytes held for program id's streams in mask (mask 0: for any program). */
 bool drainer__held(struct drainer *d, __u32 id, unsigned int mask);
 /* Pushes to the stream the kernel refused as full since the fill wake

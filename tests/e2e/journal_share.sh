@@ -1,7 +1,8 @@
 # Reads are destructive; the journal is what lets several bpfstderr run at
 # once: two follows of one program each print every event once. Without
 # it (--no-journal) the two split the stream between them, and each says
-# so once. The oracle is the fixture's bytes (reconstruct.py, with
+# so once. A stream whose read right another process holds is not read
+# until it lets go. The oracle is the fixture's bytes (reconstruct.py, with
 # Python's strict JSON parser).
 # INJECTED CONTENT: stream bytes come from tests/shim for a real program.
 . tests/lib.sh
@@ -80,6 +81,42 @@ check "journal: the two printed the same events" cmp -s "$out/a" "$out/b"
 check_eq "journal: the journal has each event once (Python's sqlite3)" \
 	"$(python3 tests/e2e/journal_check.py stream "$BPFSTDERR_JOURNAL" "$id" 2 | cmp - "$d/$id.2" && echo same)" same
 check_eq "journal: the file is 0600" "$(stat -c %a "$BPFSTDERR_JOURNAL")" 600
+
+# -- a stream's read right, held by another process ------------------------
+# A process that keeps bytes of a stream past its commit (the rescue, in a
+# storm) holds that stream's read right (journal.h); holdright is such a
+# process. Nobody else may read the stream meanwhile, or the journal would
+# get its later bytes first; the other stream is read as usual. Once the
+# right is let go, every byte is read, in order.
+load_writer
+mkfifo "$out/rin"
+"$HELPERS/holdright" "$BPFSTDERR_JOURNAL" "$id" stderr < "$out/rin" > "$out/rout" & hp=$!
+exec {rw}> "$out/rin"
+for i in $(seq 50); do [ -s "$out/rout" ] && break; sleep 0.1; done
+check_eq "rights: the helper holds stderr's right" "$(cat "$out/rout")" held
+check_eq "rights: a second process cannot have it" \
+	"$("$HELPERS/holdright" "$BPFSTDERR_JOURNAL" "$id" stderr < /dev/null)" busy
+follow_bg "$d" 7 "$out/r"; pr=$fpid
+serve_when_up "$pr"
+for i in $(seq 100); do [ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ] && break; sleep 0.1; done
+fixture_added H; sleep 2	# cycles that would read stderr if they could
+check_eq "rights: stdout was read meanwhile" "$(cat "$d/$id.1.off" 2>/dev/null)" "$(stat -c %s "$d/$id.1")"
+check_eq "rights: stderr was not, while another process held its right" "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" 0
+check_eq "rights: no stderr event meanwhile" "$(jq -s '[.[] | select(.stream == "stderr")] | length' "$out/r")" 0
+# (a try may meet follow inside a drain of stdout, whose right it holds)
+for i in 1 2 3; do
+	got=$("$HELPERS/holdright" "$BPFSTDERR_JOURNAL" "$id" stdout < /dev/null)
+	[ "$got" = held ] && break
+	sleep 0.3
+done
+check_eq "rights: follow keeps no right past its commit (no rescue here)" "$got" held
+echo go >&"$rw"; exec {rw}>&-	# let go (children hold the fifo too)
+wait "$hp"
+for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+stop_holder H
+wait "$pr"
+check_eq "rights: once let go, every event exactly once, in order" \
+	"$(python3 tests/e2e/reconstruct.py "$out/r" "$id" "$d/$id.1" "$d/$id.2")" ""
 
 # -- without -------------------------------------------------------------
 load_writer

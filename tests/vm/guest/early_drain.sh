@@ -9,7 +9,9 @@
 # 'x' written). Without the fill wake (BPFSTDERR_NO_FILL_WAKE=1), a record
 # whose last drain read bytes asks the watch every 10 ms (tick), and one
 # idle so far does not (off): it leaves the bytes where they are, so the
-# wake, or the tick, is what read them.
+# wake, or the tick, is what read them. Last, record and follow share a
+# journal through a storm of numbered messages: the journal has them in
+# the kernel's order (read rights, journal.h).
 . tests/lib.sh
 
 lab_start
@@ -32,12 +34,13 @@ b = b''.join(r[0] for r in c.execute(q.format('text', 'events') + ' order by seq
 b += b''.join(r[0] for r in c.execute(q.format('bytes', 'pending'), (int(sys.argv[2]),)))
 print(len(b), set(b) == {ord('x')})" "$1" "$2"
 }
-# emptied ID: the capacity of program ID's stderr once it is 0, or after
-# 10 s (an emulated guest is slow; the interval it must beat is 30 s)
+# emptied ID [stdout]: the capacity of program ID's stderr (or stdout)
+# once it is 0, or after 10 s (an emulated guest is slow; the interval it
+# must beat is 30 s)
 emptied() {
 	local i c
 	for i in $(seq 100); do
-		c=$(capacity "$1")
+		c=$(capacity "$1" "${2:-}")
 		[ "$c" = 0 ] && break
 		sleep 0.1
 	done
@@ -137,4 +140,46 @@ else	# a stream near its limit counts as found full too: nothing to assert
 	skip "refused: report says the stream was found full" "the rescue kept up: no write refused"
 fi
 stop_holder W
+
+# -- two drainers, one journal: read rights ----------------------------------
+# record and follow --journal share one journal, each with a rescue thread
+# reading ahead, outside its transactions too. Only the process holding a
+# stream's read right (journal.h) reads it, so the journal keeps the
+# kernel's order. demo_print writes "run N" on stdout, N counting its runs:
+# 6000 runs push ~200 KB, twice what a stream holds, read while they come.
+# Oracle: the journal's stdout messages in seq order (Python's sqlite3) are
+# runs 1, 2, 3, ... none twice, none out of order, and all of them when
+# the stream was never found full.
+start_holder D demo || { fail "holdprog demo loads"; finish; }
+did=$(prog_id D demo_print)
+J=$out/shared.db
+"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/shared.err" & rpid=$!
+for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
+"$BPFSTDERR" follow -p "$did" --json --journal "$J" > "$out/shared.json" 2> "$out/shared.ferr" & fpid=$!
+sleep 3		# both past their first wait: their fill wakes are attached
+check_eq "shared: demo_print ran 6000 times" "$(holder_cmd D "fault print 6000")" "ran 6000"
+check_eq "shared: stdout read while it came (capacity 0)" "$(emptied "$did" stdout)" 0
+# record's last drain and commit first: follow's last look at the journal
+# comes after it
+kill -TERM "$rpid"; wait "$rpid"; rr=$?
+kill -TERM "$fpid"; wait "$fpid"; rf=$?
+check_eq "shared: record and follow end 0" "$rr $rf" "0 0"
+runs=$(python3 -c "
+import re, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+q = 'select text from events e join progs p on p.row = e.prog where p.id = ? and e.stream = 1 order by seq'
+n = [int(m.group(1)) for (t,) in c.execute(q, (int(sys.argv[2]),))
+     for m in [re.search(rb'run (\\d+)', bytes(t))] if m]
+print(len(n), all(a < b for a, b in zip(n, n[1:])))" "$J" "$did")
+check_eq "shared: the journal has the runs once each, in the kernel's order" "${runs#* }" True
+full=$("$BPFSTDERR" report --json --journal "$J" 2>/dev/null |
+       jq --argjson i "$did" '[.programs[] | select(.id == $i) | .streams.stdout.full_at_drain] | .[0]')
+if [ "$full" = true ]; then
+	skip "shared: every run is in the journal" "stdout was found full: the kernel refused some"
+else
+	check_eq "shared: every run is in the journal" "${runs% *}" 6000
+fi
+check_eq "shared: follow showed what the journal has" \
+	"$(jq -s '[.[] | select(.stream == "stdout")] | length' "$out/shared.json")" "${runs% *}"
+stop_holder D
 finish
