@@ -645,6 +645,43 @@ static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *
 	return err;
 }
 
+/* Pushes refused since the last drain of a stream whose right is kept:
+ * the rescue read what came, so no drain may find anything left to read,
+ * and the stream was full all the same (note_full()).
+ */
+static bool refused_new(struct pipeline *pl, const struct tracked *t)
+{
+	enum stream s;
+	int i;
+
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (t->claimed[i] && drainer__refused(pl->drainer, t->p.ident.id, s) > t->refused[i])
+			return true;
+	}
+	return false;
+}
+
+/* Inside the transaction, after the drains: a stream whose right is kept
+ * and that had refusals no drain saw (nothing was left to read) was full.
+ */
+static int note_refusals(struct pipeline *pl)
+{
+	struct tracked *t;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < pl->cnt && pl->nclaimed && !err; i++) {
+		t = pl->t[i];
+		if (refused_new(pl, t)) {
+			struct prog p = { .ident = t->p.ident };	/* refusals only */
+
+			err = note_full(pl, t, &p);
+		}
+	}
+	return err;
+}
+
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
@@ -983,6 +1020,9 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 
 	if (drainer__held(pl->drainer, 0, 0))	/* read ahead, maybe of a quiet program */
 		return true;
+	for (i = 0; i < pl->cnt && pl->nclaimed; i++)
+		if (refused_new(pl, pl->t[i]))
+			return true;
 	for (i = 0; i < (active ? now->cnt_active : now->cnt); i++) {
 		p = nth_prog(now, active, i);
 		if (streams_to_read(pl, p, same ? pipeline__find(pl, p->ident.id) : NULL) &&
@@ -1103,7 +1143,8 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 		return err;
 	err = retry ? replay_kept(pl) : 0;
 	got = drain_all(pl, now, !retry && !err);
-	err = err ?: got < 0 ? got : shared_update(pl, now, !retry && !got);
+	err = err ?: got < 0 ? got : note_refusals(pl);
+	err = err ?: shared_update(pl, now, !retry && !got);
 	err = err ?: journal__commit(j);
 	if (err)
 		return commit_failed(pl, err);

@@ -21,17 +21,20 @@
 #define DRAIN_BATCH	(1 << 20)
 /* One drain of a stream hands out at most this much; then the next. */
 #define DRAIN_MAX	(8 << 20)
-/* Chunks kept for reuse: 4 MiB. Held bytes live in chunks of one read
- * each, never in one buffer grown and moved: under a storm a big realloc
- * or free (mremap, munmap) stalled this thread for up to 0.7 s in the lab,
- * four times what a stream holds. Reused chunks are also faulted in
- * already.
+/* Held bytes live in chunks, never in one buffer grown and moved: under a
+ * storm a big realloc or free (mremap, munmap) stalled this thread for up
+ * to 0.7 s in the lab, four times what a stream holds. Chunks handed out
+ * are kept for reuse (faulted in already, and no free while a storm
+ * goes on) until a cycle finds nothing held.
  */
-#define SPARE_MAX	64
 /* A stream another process reads: the main thread tries for its right
  * this often while it storms.
  */
 #define LEAVE_RETRY_NS	(100 * 1000 * 1000LL)
+/* A right is kept this long after the last wake of its stream: a storm
+ * has lulls, and the drain that claims it again comes late.
+ */
+#define KEEP_NS		(1000 * 1000 * 1000LL)
 /* A read goes into the last chunk held while it has this much room. */
 #define CHUNK_ROOM_MIN	(STREAM_READ_BUF / 4)
 
@@ -50,7 +53,7 @@ struct held {
 	__u32 id;
 	enum stream s;
 	enum rescue_claim claim;
-	bool woke;			/* passed the mark since rescue__keep() */
+	long long woke_ns;		/* CLOCK_MONOTONIC ns of the last read on a wake */
 	long long left_ns;		/* RESCUE_LEAVE: when the main thread was last asked */
 	struct chunk *head, *tail;	/* held, oldest first */
 	size_t len;
@@ -61,8 +64,7 @@ struct rescue {
 	struct held *h;
 	size_t nh;
 	size_t bytes;			/* held, all streams */
-	struct chunk *spare;		/* for reuse, SPARE_MAX at most */
-	size_t nspare;
+	struct chunk *spare;		/* for reuse */
 	__u32 *ids;			/* rescue__allow() */
 	size_t nids;
 	unsigned int streams;
@@ -117,7 +119,6 @@ static struct chunk *chunk_get(struct rescue *r)
 	if (!c)
 		return malloc(sizeof(*c));
 	r->spare = c->next;
-	r->nspare--;
 	return c;
 }
 
@@ -125,13 +126,8 @@ static void chunk_put(struct rescue *r, struct chunk *c)
 {
 	if (!c)
 		return;
-	if (r->nspare >= SPARE_MAX) {
-		free(c);
-		return;
-	}
 	c->next = r->spare;
 	r->spare = c;
-	r->nspare++;
 }
 
 static void chunks_free(struct chunk *c)
@@ -249,7 +245,7 @@ static void rescue_read(struct rescue *r, __u32 id, enum stream s)
 	struct held *h = fd >= 0 ? held_get(r, id, s) : NULL;
 
 	if (h) {
-		h->woke = true;
+		h->woke_ns = mono_ns();
 		held_fill(r, h, fd, h->len + DRAIN_BATCH);
 		held_drop_empty(r, h);
 	}
@@ -442,7 +438,6 @@ int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int s
 	if (!r->bytes && !r->draining) {
 		chunks_free(r->spare);
 		r->spare = NULL;
-		r->nspare = 0;
 	}
 	pthread_mutex_unlock(&r->lock);
 	return 0;
@@ -457,7 +452,7 @@ int rescue__claim(struct rescue *r, __u32 id, enum stream s, enum rescue_claim c
 	h = c == RESCUE_ASK ? held_find(r, id, s) : held_get(r, id, s);
 	if (h) {
 		h->claim = c;
-		h->woke = false;
+		h->woke_ns = 0;	/* kept only once the thread reads it */
 		held_drop_empty(r, h);
 	} else if (c != RESCUE_ASK) {
 		err = -ENOMEM;
@@ -473,9 +468,8 @@ bool rescue__keep(struct rescue *r, __u32 id, enum stream s)
 
 	pthread_mutex_lock(&r->lock);
 	h = held_find(r, id, s);
-	keep = h && h->claim == RESCUE_READ && (h->len || h->woke);
+	keep = h && h->claim == RESCUE_READ && (h->len || mono_ns() - h->woke_ns < KEEP_NS);
 	if (h) {
-		h->woke = false;
 		if (!keep && h->claim == RESCUE_READ)
 			h->claim = RESCUE_ASK;
 		held_drop_empty(r, h);
