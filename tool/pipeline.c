@@ -903,7 +903,11 @@ static int flush_tail(const struct jprog *jp, enum stream s, long long since, vo
 
 	if (!tail_due(pl, jp, since))
 		return 0;
-	/* the process with the right may hold what follows the tail */
+	/* the process with the right may hold what follows the tail: this
+	 * one too, read ahead and not handed out yet
+	 */
+	if (ours && drainer__held(pl->drainer, jp->ident.id, STREAM_MASK(s)))
+		return 0;
 	if (!ours && (right = journal__claim(pl->ops.journal, jp->ident.id, s)) == -EBUSY)
 		return 0;
 	t = tracked_new(pl, jp);

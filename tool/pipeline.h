@@ -112,9 +112,10 @@ int pipeline__allow_rescue(struct pipeline *pl);
 /* Read rights (journal.h) this process keeps past its commits, while its
  * rescue reads their streams: other processes leave those streams alone
  * meanwhile, so a cycle comes at least every PIPELINE_RIGHT_WAIT seconds,
- * to let each go as soon as its stream is quiet.
+ * to let each go soon after its stream is quiet (the rescue keeps one 1 s
+ * past its stream's last wake: KEEP_NS in rescue.c).
  */
-#define PIPELINE_RIGHT_WAIT	0.1
+#define PIPELINE_RIGHT_WAIT	1.0
 bool pipeline__claims(const struct pipeline *pl);
 /* The rescue holds bytes read ahead, for any program: a drain hands out
  * DRAIN_MAX of a stream at most (rescue.c), so a last drain after a storm

@@ -570,10 +570,11 @@ void rescue__notified(struct rescue *r)
 {
 	__u64 n;
 
+	/* under the lock: an ask() between the two would be lost */
 	pthread_mutex_lock(&r->lock);
-	r->asked = false;
-	pthread_mutex_unlock(&r->lock);
 	if (read(r->notify_fd, &n, sizeof(n)) < 0) {
 		/* nothing pending (EAGAIN) */
 	}
+	r->asked = false;
+	pthread_mutex_unlock(&r->lock);
 }

@@ -7,6 +7,7 @@
 #   KERNEL_DIR  a directory fetch.sh made (vmlinuz, modules/), or one with
 #               a vmlinuz that has 9p and overlay built in (modules/ empty)
 #   COMMAND     run by bash inside the guest, in the current directory
+# BPFSTDERR_LAB_SMP sets the guest's CPUs (default 2).
 # Prints the guest command's output and exits with its exit code; 124 when
 # the guest did not finish within SECONDS (default 600: qemu is killed),
 # 125 when it stopped without a result (console log shown).
@@ -92,7 +93,7 @@ RES=$(mktemp -d "${TMPDIR:-/tmp}/bpfstderr-lab-res.XXXXXX") || die mktemp
 } >"$RES/cmd.sh"
 
 # shellcheck disable=SC2046
-"$QEMU" -machine q35 $(accel) -smp 2 -m 3G -nographic -no-reboot -nic none \
+"$QEMU" -machine q35 $(accel) -smp "${BPFSTDERR_LAB_SMP:-2}" -m 3G -nographic -no-reboot -nic none \
 	-kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
 	-append "console=ttyS0 panic=-1 rdinit=/init quiet loglevel=4 ${BPFSTDERR_LAB_APPEND:-}" \
 	-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \

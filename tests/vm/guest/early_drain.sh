@@ -170,7 +170,7 @@ c = sqlite3.connect(sys.argv[1])
 q = 'select text from events e join progs p on p.row = e.prog where p.id = ? and e.stream = 1 order by seq'
 n = [int(m.group(1)) for (t,) in c.execute(q, (int(sys.argv[2]),))
      for m in [re.search(rb'run (\\d+)', bytes(t))] if m]
-print(len(n), all(a < b for a, b in zip(n, n[1:])))" "$J" "$did")
+print(len(n), len(n) > 0 and all(a < b for a, b in zip(n, n[1:])))" "$J" "$did")
 check_eq "shared: the journal has the runs once each, in the kernel's order" "${runs#* }" True
 full=$("$BPFSTDERR" report --json --journal "$J" 2>/dev/null |
        jq --argjson i "$did" '[.programs[] | select(.id == $i) | .streams.stdout.full_at_drain] | .[0]')
