@@ -15,8 +15,8 @@
 #include "progs.h"
 #include "rescue.h"
 
-/* A drain hands out what it read once this much is held for the stream:
- * the pipeline's memory stays bounded while a storm goes on.
+/* The thread reads at most this much of a stream per wake, then lets the
+ * lock go: a drain takes chunks meanwhile, and the next wake reads on.
  */
 #define DRAIN_BATCH	(1 << 20)
 /* One drain of a stream hands out at most this much; then the next. */
