@@ -63,7 +63,9 @@ static int prog_id_of(int fd)
 }
 
 /* RATE runs a second, paced against the clock (a late start catches up
- * at once), or back to back when rate is 0.
+ * at once), or back to back when rate is 0. It stops at SECS even when
+ * behind: on a machine slower than RATE, catching up past SECS made a
+ * phase last up to four times SECS.
  */
 static long storm(int fd, double rate, double secs)
 {
@@ -76,7 +78,7 @@ static long storm(int fd, double rate, double secs)
 			usleep(200);
 			continue;
 		}
-		for (; runs < due; runs++) {
+		for (; runs < due && now() - t0 < secs; runs++) {
 			LIBBPF_OPTS(bpf_test_run_opts, opts);
 
 			if (bpf_prog_test_run_opts(fd, &opts))
