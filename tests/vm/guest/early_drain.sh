@@ -57,6 +57,11 @@ fill_attached() {
 	done
 }
 writes() { holder_cmd W "write 2 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
+thp_enabled() { awk '$1 == "THP_enabled:" { print $2 }' /proc/"$1"/status; }
+# thp_wait PID: up to 5 s until its rescue thread, just started, turned them off
+thp_wait() {
+	for _ in $(seq 50); do [ "$(thp_enabled "$1")" = 0 ] && return; sleep 0.1; done
+}
 below=$((mark / 500 - 10)) over=20
 for mode in wake tick off; do
 	J=$out/$mode.db
@@ -74,9 +79,16 @@ for mode in wake tick off; do
 	# and tick's first drain read the message
 	if [ $mode = wake ]; then
 		fill_attached
-		# the kernel's view: khugepaged's collapses stalled reads 0.26 s
-		check_eq "wake: record runs without transparent huge pages" \
-			"$(awk '/^THP_enabled:/ { print $2 }' /proc/$rpid/status)" 0
+		# the kernel's view (a khugepaged collapse stalled the thread's
+		# reads 0.26 s), where this kernel has them: this shell does
+		thp_wait "$rpid"
+		if [ "$(thp_enabled $$)" = 1 ]; then
+			check_eq "wake: record runs without transparent huge pages" \
+				"$(thp_enabled "$rpid")" 0
+		else
+			skip "wake: record runs without transparent huge pages" \
+				"this kernel has none (THP_enabled: $(thp_enabled $$) for this shell)"
+		fi
 	fi
 	[ $mode = tick ] && emptied "$wid" > /dev/null
 	check_eq "$mode: $below writes of 500 bytes succeed" "$(writes $below)" "$below"
