@@ -17,15 +17,17 @@
 #                every 10 ms while busy: hosts that refuse fexit)
 #   record       bpfstderr record, defaults
 #   follow       bpfstderr follow -p ID --json --no-journal, defaults
-# kept: reports the reader has (record: `report --json` over its journal;
-# follow: its fault events; naive: report headers read). lost = runs - kept,
-# as a fraction; refused: the pushes of the program's reports the kernel
-# refused as full (-ENOSPC; a stream holds at most 100000 bytes), by the
-# kernel's own count: a kretprobe on bpf_stream_stage_commit, where every
-# fault report is pushed, and a histogram of the generator's -ENOSPC
-# returns ("-" where tracefs, kprobe events or histograms are not there,
-# or the kretprobe missed calls). lost = refused: the reader lost nothing
-# the kernel took. cpu: the reader's CPU time (schedstat) over the phase.
+# rate/s: asked (max: as fast as it can); ran/s: runs over the seconds the
+# storm took. kept: reports the reader has (record: `report --json` over
+# its journal; follow: its fault events; naive: report headers read).
+# lost = runs - kept; loss = lost / runs. refused: the pushes of the
+# program's reports the kernel refused as full (-ENOSPC; a stream holds at
+# most 100000 bytes), by the kernel's own count: a kretprobe on
+# bpf_stream_stage_commit, where every fault report is pushed, and a
+# histogram of the generator's -ENOSPC returns ("-" where tracefs, kprobe
+# events or histograms are not there, or the kretprobe missed calls).
+# lost = refused: the reader lost nothing the kernel took. cpu_ms: the reader's CPU time (schedstat, every thread)
+# from the storm's start to 3 s after its end (the readers' last drains).
 #
 # STORM_SOURCES (default "arena:demo_arena_read res_spin_lock:demo_deadlock"),
 # STORM_RATES (default "100 1000 10000 0"; 0: as fast as it can),
