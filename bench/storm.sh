@@ -26,8 +26,9 @@
 # bpf_stream_stage_commit, where every fault report is pushed, and a
 # histogram of the generator's -ENOSPC returns ("-" where tracefs, kprobe
 # events or histograms are not there, or the kretprobe missed calls).
-# lost = refused: the reader lost nothing the kernel took. cpu_ms: the reader's CPU time (schedstat, every thread)
-# from the storm's start to 3 s after its end (the readers' last drains).
+# lost = refused: the reader lost nothing the kernel took. cpu_ms: the
+# reader's CPU time (schedstat, every thread) from the storm's start to 3 s
+# after its end (the readers' last drains).
 #
 # STORM_SOURCES (default "arena:demo_arena_read res_spin_lock:demo_deadlock"),
 # STORM_RATES (default "100 1000 10000 0"; 0: as fast as it can),
