@@ -66,11 +66,20 @@ initramfs() {
 }
 
 # KVM when this host lets us use it, TCG (every CPU feature, 2 threads)
-# otherwise: several times slower, but it runs anywhere.
+# otherwise: several times slower, but it runs anywhere. A writable
+# /dev/kvm is not enough: in a nested VM, qemu 7.2 with -cpu host was seen
+# to abort at once ("failed to set MSR 0x10a"), so a paused qemu with the
+# same accelerator and CPU must start and quit first.
+kvm_works() {
+	echo quit | "$QEMU" -machine q35 -accel kvm -cpu host -S -m 64M -display none \
+		-nodefaults -nic none -monitor stdio >/dev/null 2>&1
+}
 accel() {
-	if [ -w /dev/kvm ] && [ -z "${BPFSTDERR_LAB_TCG:-}" ]; then
+	if [ -w /dev/kvm ] && [ -z "${BPFSTDERR_LAB_TCG:-}" ] && kvm_works; then
 		echo "-accel kvm -cpu host"
 	else
+		[ -w /dev/kvm ] && [ -z "${BPFSTDERR_LAB_TCG:-}" ] &&
+			echo "# /dev/kvm is there, but qemu cannot start with it: TCG" >&2
 		echo "-accel tcg,thread=multi -cpu max"
 	fi
 }
