@@ -97,8 +97,11 @@ static void test_owner_exit(struct progs *p)
 	CHECK(listed(p, id, pid), "program %u listed with its owner %d", id, pid);
 	close(to_child[1]);
 	waitpid(pid, NULL, 0);
-	/* The kernel frees the program from a workqueue after the last ref. */
-	for (i = 0; i < 50 && listed(p, id, 0); i++)
+	/* The kernel frees the program from a workqueue after the last ref;
+	 * the bound only says how long a program that stays takes to fail
+	 * (an emulated guest is many times slower).
+	 */
+	for (i = 0; i < 600 && listed(p, id, 0); i++)
 		usleep(100 * 1000);
 	CHECK(!listed(p, id, 0), "program %u gone after its owner exited", id);
 	close(from_child[0]);
@@ -340,8 +343,10 @@ static void unload(struct writer_bpf *w, __u32 id)
 	int i;
 
 	writer_bpf__destroy(w);
-	/* the kernel frees a program from a workqueue after the last ref */
-	for (i = 0; i < 50 && still_loaded(id); i++)
+	/* the kernel frees a program from a workqueue after the last ref
+	 * (up to 60 s: an emulated guest is slow, and only a failure waits)
+	 */
+	for (i = 0; i < 600 && still_loaded(id); i++)
 		usleep(100 * 1000);
 }
 
@@ -360,27 +365,72 @@ static void check_changed(unsigned long long was, unsigned long long now, const 
 	CHECK(was != now, "%s: a new list (gen %llu, %llu)", what, was, now);
 }
 
-/* A child holding an fd of id until it reads from *to; its pid. */
+/* The children that take an fd say so on a pipe of their own, once they
+ * hold it: a refresh before that would count fewer owners, and pass or
+ * fail by the scheduler's whim.
+ */
+static void say_held(int ready, int fd)
+{
+	char c = fd < 0 ? 'n' : 'y';
+
+	if (write(ready, &c, 1) != 1)
+		_exit(1);
+	close(ready);
+}
+
+/* How many of n children said they hold their fd; one that died first
+ * says nothing (the pipe's end of file once every writer is gone).
+ */
+static int held_count(int ready, int n)
+{
+	int held = 0;
+	char c;
+
+	while (n-- > 0 && read(ready, &c, 1) == 1)
+		held += c == 'y';
+	close(ready);
+	return held;
+}
+
+/* A child holding an fd of id until it reads from *to; its pid, once it
+ * holds the fd (-1 when it could not take one).
+ */
 static pid_t hold_fd(__u32 id, int *to)
 {
-	int pipefd[2];
+	int pipefd[2], ready[2];
 	pid_t pid;
 	char c;
 
 	if (pipe(pipefd))
 		return -1;
+	if (pipe(ready)) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
 		int fd = bpf_prog_get_fd_by_id(id);
 
 		close(pipefd[1]);
+		close(ready[0]);
+		say_held(ready[1], fd);
 		if (read(pipefd[0], &c, 1) < 0 || fd < 0)
 			_exit(1);
 		_exit(0);
 	}
 	close(pipefd[0]);
-	*to = pipefd[1];
-	return pid;
+	close(ready[1]);
+	if (pid > 0 && held_count(ready[0], 1) == 1) {
+		*to = pipefd[1];
+		return pid;
+	}
+	if (pid < 0)
+		close(ready[0]);
+	close(pipefd[1]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return -1;
 }
 
 /* Owners are looked up when programs come, and at least every
@@ -514,11 +564,11 @@ static void test_owners_near_fd_limit(void)
 	const struct prog_list *l;
 	struct writer_bpf *w;
 	struct progs *r = NULL;
-	int gate[2], fds[NEAR_OWNERS], i, n = 0, opened = 0;
+	int gate[2], ready[2], fds[NEAR_OWNERS], i, n = 0, opened = 0;
 	__u32 id;
 
 	w = load_writer();
-	if (!w || pipe(gate) || getrlimit(RLIMIT_NOFILE, &old)) {
+	if (!w || pipe(gate) || pipe(ready) || getrlimit(RLIMIT_NOFILE, &old)) {
 		CHECK(0, "set up: a writer and a pipe");
 		return;
 	}
@@ -530,11 +580,20 @@ static void test_owners_near_fd_limit(void)
 			int fd = bpf_prog_get_fd_by_id(id);
 
 			close(gate[1]);
+			close(ready[0]);
+			say_held(ready[1], fd);
 			if (read(gate[0], &c, 1) < 0 || fd < 0)
 				_exit(1);
 			_exit(0);
 		}
 	}
+	/* every child holds its fd before the refresh counts owners: one
+	 * not yet there would leave the refresh more room than the test gives
+	 */
+	close(ready[1]);
+	n = held_count(ready[0], NEAR_OWNERS);
+	CHECK(n == NEAR_OWNERS, "%d children hold an fd of program %u (%d)", NEAR_OWNERS, id, n);
+	n = 0;
 	CHECK(!progs__open(&r), "open an observer");
 	if (r) {
 		/* room for NEAR_OWNERS + 5 more descriptors, no more */
@@ -542,7 +601,6 @@ static void test_owners_near_fd_limit(void)
 		lim.rlim_cur = fcntl(0, F_DUPFD, 0);
 		close(lim.rlim_cur);
 		lim.rlim_cur += NEAR_OWNERS + 5;
-		usleep(200 * 1000);	/* the children take their fds */
 		CHECK(!setrlimit(RLIMIT_NOFILE, &lim), "limit descriptors to %llu", (unsigned long long)lim.rlim_cur);
 		CHECK(!progs__refresh(r, &l, PROGS_OWNERS), "refresh with owners near the limit");
 		for (i = 0; i < NEAR_OWNERS; i++)
