@@ -59,6 +59,19 @@ check_eq() {	# check_eq DESC GOT WANT
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
 }
 
+# Waits are for an event, never for a time: a test polls the condition it
+# needs, and the bound only says how long a real failure takes to report.
+# Bounds are generous: the kernel lab runs 5-20 times slower than a host
+# (qemu's TCG), and a loaded CI machine is slower still.
+wait_until() {	# wait_until SECS CMD...: until CMD succeeds, at most SECS (by the clock: CMD may be slow)
+	local end=$((SECONDS + $1))
+	until "${@:2}"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+	return 0
+}
+
 mktmp() {
 	mktemp -d "$TEST_ROOT/tmp.XXXXXX"
 }
@@ -73,7 +86,7 @@ start_holder() {
 	pid=$HOLD_PID; out=${HOLD[0]}; in=${HOLD[1]}
 	exec {out}<&"${HOLD[0]}" {in}>&"${HOLD[1]}"
 	HOLDER_PIDS+=("$pid")
-	while IFS= read -r -t 10 -u "$out" line; do
+	while IFS= read -r -t 120 -u "$out" line; do
 		case $line in
 		prog\ *) progs+="${line#prog }"$'\n' ;;
 		refused\ *) refused+="${line#refused }"$'\n' ;;
@@ -94,7 +107,7 @@ holder_cmd() {
 	local in out line
 	in=${1}_IN; out=${1}_OUT
 	echo "$2" >&"${!in}"
-	IFS= read -r -t 30 -u "${!out}" line && echo "$line"
+	IFS= read -r -t 120 -u "${!out}" line && echo "$line"
 }
 
 stop_holder() {	# VAR: no-op for a holder that never started
@@ -175,9 +188,9 @@ fixture_added() { holder_cmd "$1" blip > /dev/null; }
 
 # tmux: the test's own server (TMUX_TMPDIR above); S names its session.
 screen() { tmux capture-pane -p -t "${1:-$S}"; }	# screen [SESSION]
-wait_for() {	# wait_for TEXT [SESSION]: up to 10 s for TEXT on the screen
+wait_for() {	# wait_for TEXT [SESSION]: up to 60 s for TEXT on the screen
 	local i
-	for i in $(seq 100); do screen "${2:-$S}" | grep -qF -- "$1" && return 0; sleep 0.1; done
+	for i in $(seq 600); do screen "${2:-$S}" | grep -qF -- "$1" && return 0; sleep 0.1; done
 	return 1
 }
 # top_pane SESSION COLS ROWS CMD: CMD (a top command line, run by bash)
@@ -197,10 +210,10 @@ col() {
 }
 keys() { tmux send-keys -t "$S" "$@"; sleep 0.6; }	# keys KEY...: typed, then drawn
 
-wait_asleep() {	# wait_asleep PID: up to 10 s until PID's main thread sleeps in ppoll(2), its wait between two cycles: started
+wait_asleep() {	# wait_asleep PID: up to 120 s until PID's main thread sleeps in ppoll(2), its wait between two cycles: started
 	local i nr=271	# ppoll's number on x86_64, 73 on arm64
 	[ "$(uname -m)" = aarch64 ] && nr=73
-	for i in $(seq 100); do
+	for i in $(seq 1200); do
 		[ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$nr" ] && return 0
 		sleep 0.1
 	done
