@@ -5,7 +5,9 @@
 # which reads it into memory; and what it read reaches the journal, in
 # order, at the last drain, also for a program unloaded meanwhile.
 # Oracles: the pinned capacity iterator (bpftool), read while record runs
-# with a 30 s interval, and the journal read with Python's sqlite3 (every
+# with a 3600 s interval (no periodic drain while a step runs, however
+# slow the guest: SIGTERM's last drain collects everything), and the
+# journal read with Python's sqlite3 (every
 # 'x' written). Without the fill wake (BPFSTDERR_NO_FILL_WAKE=1), a record
 # whose last drain read bytes asks the watch every 10 ms (tick), and one
 # idle so far does not (off): it leaves the bytes where they are, so the
@@ -36,47 +38,47 @@ b += b''.join(r[0] for r in c.execute(q.format('bytes', 'pending'), (int(sys.arg
 print(len(b), set(b) == {ord('x')})" "$1" "$2"
 }
 # emptied ID [stdout]: the capacity of program ID's stderr (or stdout)
-# once it is 0, or after 10 s (an emulated guest is slow; the interval it
-# must beat is 30 s)
+# once it is 0, or after 120 s (an emulated guest is slow; the interval it
+# must beat is 3600 s)
 emptied() {
 	local i c
-	for i in $(seq 100); do
+	for i in $(seq 1200); do
 		c=$(capacity "$1" "${2:-}")
 		[ "$c" = 0 ] && break
 		sleep 0.1
 	done
 	echo "$c"
 }
-# fill_attached: up to 10 s until a record's first wait attached the fill
+# fill_attached: up to 120 s until a record's first wait attached the fill
 # wake (bpftool lists its programs)
 fill_attached() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 1200); do
 		bpftool prog show name fill_commit > /dev/null 2>&1 && return
 		sleep 0.1
 	done
 }
 writes() { holder_cmd W "write 2 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
 thp_enabled() { awk '$1 == "THP_enabled:" { print $2 }' /proc/"$1"/status; }
-# thp_wait PID: up to 5 s until its rescue thread, just started, turned them off
+# thp_wait PID: up to 60 s until its rescue thread, just started, turned them off
 thp_wait() {
-	for _ in $(seq 50); do [ "$(thp_enabled "$1")" = 0 ] && return; sleep 0.1; done
+	for _ in $(seq 600); do [ "$(thp_enabled "$1")" = 0 ] && return; sleep 0.1; done
 }
 below=$((mark / 500 - 10)) over=20
 for mode in wake tick off; do
 	J=$out/$mode.db
 	if [ $mode = wake ]; then
-		"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/$mode.err" & rpid=$!
+		"$BPFSTDERR" record -d 3600 --journal "$J" 2> "$out/$mode.err" & rpid=$!
 	else
 		# tick: busy from record's first drain, which reads this message
 		pre=0
 		[ $mode = tick ] && holder_cmd W "write 2 1 37" > /dev/null && pre=37
-		BPFSTDERR_NO_FILL_WAKE=1 "$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/$mode.err" & rpid=$!
+		BPFSTDERR_NO_FILL_WAKE=1 "$BPFSTDERR" record -d 3600 --journal "$J" 2> "$out/$mode.err" & rpid=$!
 	fi
-	for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
-	sleep 2		# record's first cycle is behind it
-	# its first wait attaches the fill wake (bpftool sees the programs),
-	# and tick's first drain read the message
+	# record's first cycle is behind it (it waits in ppoll): off's was
+	# idle, tick's read the message, and wake's first wait attaches the
+	# fill wake (bpftool sees the programs)
+	check "$mode: record's first cycle done" wait_asleep "$rpid"
 	if [ $mode = wake ]; then
 		fill_attached
 		# the kernel's view (a khugepaged collapse stalled the thread's
@@ -100,7 +102,7 @@ for mode in wake tick off; do
 		check_eq "$mode: past the mark: drained at once (capacity 0)" "$(emptied "$wid")" 0
 	else
 		sleep 3
-		check_eq "off: past the mark: still there, for the 30 s interval" \
+		check_eq "off: past the mark: still there, for the 3600 s interval" \
 			"$(capacity "$wid")" "$(((below + over) * 500))"
 	fi
 	kill -TERM "$rpid"; wait "$rpid"
@@ -115,9 +117,8 @@ done
 start_holder G writer || { fail "holdprog writer loads (gone)"; finish; }
 gid=$(prog_id G writer)
 J=$out/gone.db
-"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/gone.err" & rpid=$!
-for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
-sleep 2
+"$BPFSTDERR" record -d 3600 --journal "$J" 2> "$out/gone.err" & rpid=$!
+check "gone: record's first cycle done" wait_asleep "$rpid"
 fill_attached
 check_eq "gone: $((below + over)) writes succeed" "$(holder_cmd G "write 2 $((below + over)) 500" | tr ' ' '\n' | grep -c '^0$')" "$((below + over))"
 check_eq "gone: read ahead (capacity 0)" "$(emptied "$gid")" 0
@@ -135,9 +136,8 @@ check_eq "gone: the unloaded program's bytes are in the journal" "$(journal_byte
 # the kernel refused any (the fill wake counts refusals: drains do not
 # see a full stream once the rescue reads ahead).
 J=$out/refused.db
-"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/refused.err" & rpid=$!
-for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
-sleep 2
+"$BPFSTDERR" record -d 3600 --journal "$J" 2> "$out/refused.err" & rpid=$!
+check "refused: record's first cycle done" wait_asleep "$rpid"
 fill_attached
 rets=$(holder_cmd W "write 2 256 500")
 refused=$(tr ' ' '\n' <<<"$rets" | grep -c '^-28$')
@@ -169,10 +169,15 @@ stop_holder W
 start_holder D demo || { fail "holdprog demo loads"; finish; }
 did=$(prog_id D demo_print)
 J=$out/shared.db
-"$BPFSTDERR" record -d 30 --journal "$J" 2> "$out/shared.err" & rpid=$!
-for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
+"$BPFSTDERR" record -d 3600 --journal "$J" 2> "$out/shared.err" & rpid=$!
+# follow starts on the journal record made (two processes creating one at
+# once: see live.sh)
+check "shared: record's first cycle done" wait_asleep "$rpid"
 "$BPFSTDERR" follow -p "$did" --json --journal "$J" > "$out/shared.json" 2> "$out/shared.ferr" & fpid=$!
-sleep 3		# both past their first wait: their fill wakes are attached
+# follow shows what comes after its cursor, taken in its set-up: both
+# past their first wait (in ppoll), their fill wakes attached, before
+# the first run
+check "shared: follow's first cycle done" wait_asleep "$fpid"
 check_eq "shared: demo_print ran 6000 times" "$(holder_cmd D "fault print 6000")" "ran 6000"
 check_eq "shared: stdout read while it came (capacity 0)" "$(emptied "$did" stdout)" 0
 # record's last drain and commit first: follow's last look at the journal
