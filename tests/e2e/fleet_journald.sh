@@ -135,17 +135,26 @@ count() {	# JSON JID: event entries of the journal JID
 # -- 2. SIGKILL in the middle of sending, then a restart ---------------------
 J=$t/kill.db; d=$(mktmp)
 : > "$d/$id.1"; echo "kill start" > "$d/$id.2"
-# the program writes on while record runs: 3000 lines over 3 s
-(for b in $(seq 0 59); do seq -f "kill line %g" $((b * 50 + 1)) $((b * 50 + 50)) >> "$d/$id.1"; sleep 0.05; done) &
+# the program writes on while record runs: 3000 lines in batches of 50,
+# the second half only once record was killed (the flag file), so that
+# record cannot have sent them all, however slow its start
+(
+	for b in $(seq 0 59); do
+		[ "$b" = 30 ] && while [ ! -e "$t/killed" ]; do sleep 0.05; done
+		seq -f "kill line %g" $((b * 50 + 1)) $((b * 50 + 50)) >> "$d/$id.1"
+		sleep 0.05
+	done
+) &
 apid=$!
 shim "$d" record -d 0.05 --journald --journal "$J" 2> "$t/kill.err" & rpid=$!
-for i in $(seq 200); do [ -s "$J" ] && JID=$(jid "$J" 2>/dev/null) && [ -n "$JID" ] && break; sleep 0.05; done
-n=0
-for i in $(seq 200); do
-	n=$(journalctl -D /run/log/journal -o json --no-pager BPFSTDERR_JOURNAL_ID="$JID" 2>/dev/null | wc -l)
-	[ "$n" -gt 0 ] && break; sleep 0.02
-done
+has_jid() { [ -s "$J" ] && JID=$(jid "$J" 2>/dev/null) && [ -n "$JID" ]; }
+wait_until 120 has_jid
+sent_some() {	# journald has an entry of the journal JID
+	[ "$(journalctl -D /run/log/journal -o json --no-pager BPFSTDERR_JOURNAL_ID="$JID" 2>/dev/null | wc -l)" -gt 0 ]
+}
+wait_until 120 sent_some
 kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
+touch "$t/killed"
 entries "$t/kill1.json"
 check "SIGKILL while sending: some entries sent, not all ($(count "$t/kill1.json" "$JID") of 3000)" \
 	test "$(count "$t/kill1.json" "$JID")" -gt 0 -a "$(count "$t/kill1.json" "$JID")" -lt 3000
@@ -181,7 +190,8 @@ rm -f /run/systemd/journal/socket
 J=$t/away.db; d=$(mktmp)
 : > "$d/$id.1"; : > "$d/$id.2"
 shim "$d" record -d 0.1 --journald --journal "$J" 2> "$t/away.err" & rpid=$!
-sleep 1
+# said at its first send, after its set-up: then the whole of stderr
+wait_until 60 grep -q 'journald does not take entries' "$t/away.err"
 check "journald absent: record keeps running" kill -0 "$rpid"
 check_eq "journald absent: said once, in one line" "$(cat "$t/away.err")" \
 	"bpfstderr: journald does not take entries (/run/systemd/journal/socket: No such file or directory): events stay in the journal and are sent when it is back"
@@ -189,26 +199,35 @@ make_fixtures "$d" "$id" away
 moved
 check "journald absent: every fixture served (into the journal)" wait_served "$d" "$id"
 start_journald
-for i in $(seq 100); do grep -q "again" "$t/away.err" && break; sleep 0.1; done
+wait_until 60 grep -q "again" "$t/away.err"
 check "journald back: said once" test "$(grep -c "journald takes entries again: sending what it missed" "$t/away.err")" = 1
-sleep 1
-entries "$t/away1.json"; JID=$(jid "$J")
-res=$(python3 tests/e2e/journald_check.py once "$t/away1.json" "$JID" "$J")
+# the backlog goes after that line: what journald has once it is all
+# there (a duplicate never goes away), or after 60 s
+JID=$(jid "$J")
+backlog_sent() {
+	entries "$t/away1.json"
+	res=$(python3 tests/e2e/journald_check.py once "$t/away1.json" "$JID" "$J")
+	[ -z "$res" ]
+}
+wait_until 60 backlog_sent
 check_eq "journald back: the backlog, every event once" "$res" ""
 # stopped while record runs: refused (the socket is left behind), then back
 stop_journald
 seq -f "while away %g" 1 50 >> "$d/$id.1"
 moved
 check "journald stopped: the new lines served (into the journal)" wait_served "$d" "$id"
-sleep 0.5
+# said when it sends them, after the commit: wait for it; how often it
+# was said is counted once record has ended
+refused="journald does not take entries (/run/systemd/journal/socket: Connection refused)"
+check "journald stopped: said so, with why" wait_until 60 grep -qF "$refused" "$t/away.err"
 check "journald stopped: record keeps running" kill -0 "$rpid"
-check_eq "journald stopped: said once more, with why" \
-	"$(grep -c "journald does not take entries (/run/systemd/journal/socket: Connection refused)" "$t/away.err")" 1
 start_journald
-for i in $(seq 100); do [ "$(grep -c again "$t/away.err")" = 2 ] && break; sleep 0.1; done
+twice_again() { [ "$(grep -c again "$t/away.err")" = 2 ]; }
+wait_until 60 twice_again
 sleep 0.5
 stop_record "$rpid"; rc=$?
 check_eq "journald away and back: record ends 0" "$rc" 0
+check_eq "journald stopped: said once more, with why (once in all)" "$(grep -cF "$refused" "$t/away.err")" 1
 entries "$t/away2.json"
 res=$(python3 tests/e2e/journald_check.py match "$t/away2.json" "$JID" "$id" "$name" "$tag" stdout "$d/$id.1")
 check_eq "journald away twice: one entry per message, in order" "$res" ""
@@ -274,7 +293,9 @@ read -r kind fid <<<"$(faulting_progs F)"
 holder_cmd F "fault $kind 3" > /dev/null
 J=$t/live.db
 "$BPFSTDERR" record -d 0.2 --journald --journal "$J" 2> "$t/live.err" & rpid=$!
-sleep 1
+# its first cycle saw the first 3 faults alone (a warning, where they are
+# lost, tells their bytes), before 3 more come
+check "live: record's first cycle done" wait_asleep "$rpid"
 cap3=$(capacity "$fid")
 holder_cmd F "fault $kind 3" > /dev/null
 sleep 1
@@ -323,7 +344,7 @@ start_holder S subprogs writer || { fail "load subprogs and writer"; finish; }
 sid=$(prog_id S subprogs_main); wid=$(prog_id S writer)
 echo linfo >&"$S_IN"
 : > "$t/linfo"
-while IFS= read -r -t 10 -u "$S_OUT" line && [ "$line" != end ]; do echo "$line" >> "$t/linfo"; done
+while IFS= read -r -t 120 -u "$S_OUT" line && [ "$line" != end ]; do echo "$line" >> "$t/linfo"; done
 fixture_added S
 # the frame: the main function, just past its last line entry (a return
 # address: the entry below it is the line)
