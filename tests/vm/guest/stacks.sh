@@ -50,13 +50,28 @@ for i in $(seq 6); do rets+="$(holder_cmd S "run $pid_timer") "; done
 check_eq "the next runs start the timer 20 ms ahead" "$(holder_cmd S "timer 20000000 0")" "timer 20000000 0"
 for i in $(seq 6); do rets+="$(holder_cmd S "run $pid_timer") "; sleep 0.1; done
 check_eq "stacks_timer: 12 runs, each started its timer" "$rets" "$(printf 'ran 0 %.0s' $(seq 12))"
-sleep 1	# the last callback has run
+# the last callback has run when its own count stands still for a second
+# (the last timer was due 20 ms after the last run; an emulated guest's
+# timers come late); 120 s bound
 cbs=$(holder_cmd S callbacks | awk '{ print $2 }')
+callbacks_settled() {
+	local was=$cbs
+	sleep 1
+	cbs=$(holder_cmd S callbacks | awk '{ print $2 }')
+	[ "$cbs" = "$was" ]
+}
+wait_until 120 callbacks_settled
 check "the timer's callback ran (${cbs:-?} times, by its own count)" test "${cbs:-0}" -ge 1
-sleep 1.5	# record's drains: every 0.2 s
 
-"$BPFSTDERR" report --json --journal "$J" > "$out/report.json" 2> /dev/null
 prog_of() { jq -c --argjson i "$1" '[.programs[] | select(.id == $i)] | .[0] // {}' "$out/report.json"; }
+# record's drains come when they come: the report once it has every
+# dump and every callback's fault, or the last one tried (120 s)
+all_recorded() {
+	"$BPFSTDERR" report --json --journal "$J" > "$out/report.json" 2> /dev/null
+	[ "$(jq -c '.stack_dumps // 0' <<<"$(prog_of "$pid_print")")" = "$dumps" ] &&
+		[ "$(jq -c '.fault_count' <<<"$(prog_of "$pid_timer")")" = "$cbs" ]
+}
+wait_until 120 all_recorded
 pp=$(prog_of "$pid_print")
 pt=$(prog_of "$pid_timer")
 if [ "$dumps" -gt 0 ]; then
@@ -74,8 +89,16 @@ check_eq "report: one group, at the callback's faulting statement (stacks.bpf.c:
 	"$(jq -r '[.groups[].signature | capture("(?<fn>[^:@ ]+)@(?<f>[^:@ ]+):(?<l>[0-9]+)$") | "\(.fn)@\(.f):\(.l)"] | join(" ")' <<<"$pt")" \
 	"timer_fault@stacks.bpf.c:$want"
 
-kill -INT "$fpid" "$epid"; wait "$fpid" "$epid"
 ev() { jq -c --argjson i "$1" --arg k "$2" 'select(.prog.id == $i and .kind == $k)' "$out/follow.json"; }
+# what the followers print comes at their cycles, from the journal: both
+# have it all before SIGINT (or after 120 s: the checks below fail)
+all_followed() {
+	[ "$(ev "$pid_print" stack | wc -l)" = "$dumps" ] && [ "$(ev "$pid_timer" fault | wc -l)" = "$cbs" ] &&
+		[ "$(grep -c ' STACK stack dump (CPU ' "$out/follow.txt")" = "$dumps" ] &&
+		[ "$(grep -c ' FAULT ' "$out/follow.txt")" = "$cbs" ]
+}
+wait_until 120 all_followed
+kill -INT "$fpid" "$epid"; wait "$fpid" "$epid"
 check_eq "follow: one stack event per dump, no message" \
 	"$(ev "$pid_print" stack | wc -l):$(ev "$pid_print" message | wc -l)" "$dumps:0"
 check_eq "follow: every callback's fault, once" "$(ev "$pid_timer" fault | wc -l)" "$cbs"
