@@ -63,22 +63,39 @@ check "the oldest events went first: what is kept is the newest, in one run" \
 	test "$suffix" = True -a "$last" -eq $((LINES - 1)) -a "$first" -gt 0
 check "the limit is stored in the journal for every writer" test "$limit" -eq $((1 << 20))
 
-# --max-age: what is older goes, what is newer stays.
+# --max-age: what is older goes, what is newer stays. Each step waits for
+# its event (an ASan build on a loaded machine can take seconds to drain):
+# the shim's offsets say what record read, sqlite_sequence what the
+# journal ever stored (retention never prunes it), the events table what
+# it keeps.
 db2=$d/age.db
 printf 'old line\n' >> "$d/$id.1"
+t0=$(date +%s%N)
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" record --journal "$db2" -d 0.1 --max-age 3s 2> "$d/age.err" &
 rpid=$!
-sleep 1
-old=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from events where cast(text as text) = 'old line'\").fetchone()[0])" "$db2")
-sleep 4
+q() {	# SQL: its rows' first column, on one line (nothing before the table exists)
+	python3 -c "import sqlite3,sys; print(*[r[0] for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])])" \
+		"$db2" "$1" 2> /dev/null
+}
+served_all() { [ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ]; }
+stored() { [ "$(q "select seq from sqlite_sequence where name = 'events'")" = "$1" ]; }
+none_kept() { [ "$(q 'select count(*) from events')" = 0 ]; }
+wait_until 60 served_all
+wait_until 60 stored 1
+old=$(q "select seq from sqlite_sequence where name = 'events'")
+wait_until 60 none_kept
+kept_ms=$((($(date +%s%N) - t0) / 1000000))
 printf 'new line\n' >> "$d/$id.1"
 fixture_added H
-sleep 1
+wait_until 60 served_all
 kill -TERM "$rpid"; wait "$rpid"
-check_eq "--max-age 3s: the old line was there, and is gone; the new one is there" \
-	"$old $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select cast(text as text) from events order by seq')))" "$db2")" \
-	"1 new line"
+check_eq "--max-age 3s: the old line was stored (sqlite_sequence), and is gone; the new one is there" \
+	"$old $(q "select count(*) from events where cast(text as text) = 'old line'") $(q 'select cast(text as text) from events order by seq')" \
+	"1 0 new line"
+# drained after record started, pruned 3 s after that at the earliest
+check "--max-age 3s: the old line went no sooner than 3 s after record started ($kept_ms ms)" \
+	test "$kept_ms" -ge 3000
 # A full disk: record stops reading (the kernel keeps the bytes), says so
 # once and keeps running; what it read is in the journal, byte for byte.
 mkdir "$d/small"
@@ -88,8 +105,8 @@ if mount -t tmpfs -o size=1m tmpfs "$d/small"; then
 	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 		timeout 60 "$BPFSTDERR" record --journal "$d/small/j.db" -d 0.1 --max-size 0 2> "$d/full.err" &
 	rpid=$!
-	for i in $(seq 100); do grep -q "no room" "$d/full.err" && break; sleep 0.1; done
-	sleep 1
+	wait_until 60 grep -q "no room" "$d/full.err"
+	sleep 1		# a window for reads that should not come
 	after=$(cat "$d/$id.1.off")
 	check "a full disk: record keeps running" kill -0 "$rpid"
 	check_eq "a full disk: record says once that it stopped reading" \
