@@ -21,11 +21,11 @@ PY
 
 monotonic_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 
-# ends PID: waits up to 10 s (the interval is an hour) for it to end; its
+# ends PID: waits up to 60 s (the interval is an hour) for it to end; its
 # exit status in $rc, or "running" (then it is killed)
 ends() {
 	local i w
-	for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	for i in $(seq 600); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$1" 2>/dev/null; then
 		rc=running
 		kill -KILL "$1"
@@ -45,9 +45,9 @@ for cmd in record follow; do
 			ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 			"$BPFSTDERR" "${args[@]}" > "$d/out" 2> "$d/err" &
 		pid=$!
-		# up: the journal exists (the handlers come before it)
-		for i in $(seq 100); do [ -s "$d/j.db" ] && break; sleep 0.1; done
-		sleep 0.5
+		# asleep in ppoll: its first cycle (which found nothing) is
+		# done, so the bytes below can only be read after the signal
+		check "$cmd, SIG$sig: asleep after its first cycle" wait_asleep "$pid"
 		printf 'written while it sleeps (%s)\n' "$sig" > "$d/$id.1"
 		fixture_added H
 		sent=$(monotonic_ns)
@@ -73,7 +73,7 @@ LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d BPFSTDERR_SHIM_LOG=$d/log \
 	ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" follow --journal "$d/j.db" -p "$id" > "$d/fifo" 2> "$d/err" &
 pid=$!
-for i in $(seq 100); do grep -q pipe "/proc/$pid/wchan" 2>/dev/null && break; sleep 0.1; done
+wait_until 60 grep -q pipe "/proc/$pid/wchan"
 check "follow into a full pipe: blocked writing" grep -q pipe "/proc/$pid/wchan"
 kill -TERM "$pid"
 rc=; ends "$pid"
