@@ -33,23 +33,27 @@ make_fixtures() {	# DIR
 # end of one set into the next).
 # follow until the shim has served everything and the held ends (a line
 # without its newline, a cut report) have gone stale and come out, then
-# SIGINT: a last drain, exit 0.
+# SIGINT: a last drain, exit 0. Both are waited for (bounds: 120 s, then
+# 60 s), not timed: a byte a read under ASan is slow.
+served_all() {	# DIR ARGS...: the streams the arguments read (--stdout: not stderr)
+	local dir=$1; shift
+	[ "$(cat "$dir/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.1")" ] &&
+	{ [[ " $* " == *" --stdout "* ]] ||
+	  [ "$(cat "$dir/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.2")" ]; }
+}
+tails_out() {	# OUTFILE ARGS...: the held ends the arguments show are out
+	local outf=$1; shift
+	{ [[ " $* " == *" --errors-only "* ]] || grep -q 'last line without newline' "$outf"; } &&
+	{ [[ " $* " == *" --stdout "* ]] || grep -qE 'unmapped address 0x1|FAULT arena_read at 0x1 ' "$outf"; }
+}
 follow_all() {	# DIR CHUNK OUTFILE [ARGS...]
-	local dir=$1 chunk=$2 outf=$3 pid i; shift 3
+	local dir=$1 chunk=$2 outf=$3 pid; shift 3
 	BPFSTDERR_JOURNAL=$dir/journal.db LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$dir BPFSTDERR_SHIM_CHUNK=$chunk \
 		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 		"$BPFSTDERR" follow -p "$id" "$@" > "$outf" 2> "$outf.err" &
 	pid=$!
-	for i in $(seq 300); do
-		[ "$(cat "$dir/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.1")" ] &&
-		[ "$(cat "$dir/$id.2.off" 2>/dev/null)" = "$(stat -c %s "$dir/$id.2")" ] && break
-		sleep 0.1
-	done
-	for i in $(seq 100); do
-		grep -q 'last line without newline' "$outf" &&
-		{ [[ " $* " == *" --stdout "* ]] || grep -q 'unmapped address 0x1' "$outf"; } && break
-		sleep 0.1
-	done
+	wait_until 120 served_all "$dir" "$@"
+	wait_until 60 tails_out "$outf" "$@"
 	kill -INT "$pid"
 	wait "$pid"
 }
@@ -120,9 +124,15 @@ for nc in "" 1; do
 	make_fixtures "$d"
 	tmux new-session -d -s "bpfstderr-color-$$" -x 200 -y 50 \
 		"BPFSTDERR_JOURNAL=$d/journal.db NO_COLOR=$nc LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-		 $BPFSTDERR follow -p $id --errors-only; sleep 30"
-	sleep 2
-	tmux capture-pane -e -p -t "bpfstderr-color-$$" > "$out/color$nc"
+		 $BPFSTDERR follow -p $id --errors-only; sleep 60"
+	# the pane once each kind of fault is on it (or after 60 s)
+	colored() {
+		tmux capture-pane -e -p -t "bpfstderr-color-$$" > "$out/color$nc"
+		sed 's/\x1b\[[0-9;]*m//g' "$out/color$nc" > "$out/plain"
+		grep -q 'FAULT lock_deadlock' "$out/plain" && grep -q 'FAULT may_goto_timeout' "$out/plain" &&
+			grep -q 'FAULT arena_read' "$out/plain"
+	}
+	wait_until 60 colored
 	tmux kill-session -t "bpfstderr-color-$$"
 	# (tmux keeps bold and colour as two sequences)
 	if [ -z "$nc" ]; then
@@ -142,11 +152,9 @@ d=$(mktmp)
 make_fixtures "$d"
 tmux new-session -d -s "bpfstderr-notice-$$" -x 200 -y 50 \
 	"BPFSTDERR_JOURNAL=$d/journal.db NO_COLOR=1 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-	 $BPFSTDERR follow -p $id --errors-only -k $d/no-such-vmlinux; sleep 30"
-for i in $(seq 50); do
-	tmux capture-pane -p -S - -t "bpfstderr-notice-$$" | grep -q 'FAULT lock_timeout' && break
-	sleep 0.2
-done
+	 $BPFSTDERR follow -p $id --errors-only -k $d/no-such-vmlinux; sleep 60"
+notice_shown() { tmux capture-pane -p -S - -t "bpfstderr-notice-$$" | grep -q 'FAULT lock_timeout'; }
+wait_until 60 notice_shown
 tmux capture-pane -p -S - -t "bpfstderr-notice-$$" > "$out/notice"
 tmux kill-session -t "bpfstderr-notice-$$"
 check_eq "tty: the debuginfo notice is said once, on a line of its own" \
@@ -180,12 +188,13 @@ d=$(mktmp)
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" follow --name writer --json > "$out/later" 2> /dev/null &
 fpid=$!
-sleep 0.5
+# started (asleep after its first cycle) before the program is loaded
+check "--name: follow started" wait_asleep "$fpid"
 start_holder H2 writer || fail "load a second writer"
 id2=$(prog_id H2 writer)
 printf 'from a program loaded later\n' > "$d/$id2.1"
 fixture_added H2
-for i in $(seq 50); do [ -s "$d/$id2.1.off" ] && break; sleep 0.1; done
+wait_until 60 test -s "$d/$id2.1.off"
 sleep 0.3
 kill -INT "$fpid"; wait "$fpid"
 check_eq "--name: a program loaded later is followed" \
@@ -198,9 +207,13 @@ make_fixtures "$d"
 BPFSTDERR_JOURNAL=$d/journal.db LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" follow -p "$id" --errors-only --json > "$out/err" 2> "$out/err.stderr" &
 fpid=$!
-sleep 1
+# follow has the program (it showed a fault) before the program goes
+shown_fault() { [ "$(jq -r .kind "$out/err" 2>/dev/null | head -n 1)" = fault ]; }
+check "--errors-only: a fault shown before the unload" wait_until 60 shown_fault
 stop_holder H
-for i in $(seq 50); do kill -0 "$fpid" 2>/dev/null || break; sleep 0.1; done
+exited() { ! kill -0 "$fpid" 2>/dev/null; }
+wait_until 60 exited
+kill -0 "$fpid" 2>/dev/null && kill -KILL "$fpid"
 wait "$fpid"; rc=$?
 check_eq "unloaded program: follow exits 0 by itself" "$rc" 0
 check_eq "unloaded program: said on stderr" "$(grep -v 'no vmlinux with DWARF' "$out/err.stderr")" \
