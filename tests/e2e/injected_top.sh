@@ -41,7 +41,9 @@ run_top() {	# run_top SESSION ARGS: top in a fresh tmux, reporting how it ended
 
 run_top "$S" "-d 0.5"
 check "top shows the writer" wait_for " writer " "$S"
-sleep 1.5
+# the row once its drains have counted the whole fixture (or after 60 s)
+counted() { [ "$(col "$id" FAULTS)" = "$faults" ] && [ "$(col "$id" OUT)" = 2 ]; }
+wait_until 60 counted
 check_eq "writer row: faults as many as the fixture's reports" "$(col "$id" FAULTS)" "$faults"
 check_eq "writer row: 2 stdout messages" "$(col "$id" OUT)" 2
 check_eq "writer row: owner is the holder" "$(col "$id" OWNER)" "holdprog($H_PID)"
@@ -52,15 +54,20 @@ check "status line names the stream-write verdict" bash -c "tmux capture-pane -p
 check "the faulting program sorts first" bash -c "tmux capture-pane -p -t $S | sed -n 4p | grep -q ' writer '"
 # Columns size to their content: at 170 columns KINDS is whole, not cut
 # mid-entry; a cell that does not fit says so with a mark.
-tmux resize-window -t "$S" -x 170 -y 32; sleep 0.8
-check "170 columns: KINDS whole ($kinds)" bash -c "[ -n '$kinds' ] && grep -qF ' $kinds ' <<<'$(row "$id")'"
-tmux resize-window -t "$S" -x 60 -y 32; sleep 0.8
-screen "$S" > "$out/60.txt"
-cut=$(col "$long" NAME)
-base=${cut%…}; [ "$base" != "$cut" ] || base=${cut%>}	# the mark: an ellipsis, '>' without UTF-8
-check "60 columns: the long name cut and marked as cut ($cut)" \
-	bash -c "[ '$base' != '$cut' ] && [ -n '$base' ] && [[ a_program_name_longer_than_fifteen == '$base'?* ]]"
-tmux resize-window -t "$S" -x 160 -y 32; sleep 0.8
+# (each resize: the screen once it is redrawn at the new size, or 30 s)
+kinds_whole() { [ -n "$kinds" ] && grep -qF " $kinds " <<<"$(row "$id")"; }
+tmux resize-window -t "$S" -x 170 -y 32
+check "170 columns: KINDS whole ($kinds)" wait_until 30 kinds_whole
+tmux resize-window -t "$S" -x 60 -y 32
+name_cut() {
+	cut=$(col "$long" NAME)
+	base=${cut%…}; [ "$base" != "$cut" ] || base=${cut%>}	# the mark: an ellipsis, '>' without UTF-8
+	[ "$base" != "$cut" ] && [ -n "$base" ] && [[ a_program_name_longer_than_fifteen == "$base"?* ]]
+}
+wait_until 30 name_cut
+check "60 columns: the long name cut and marked as cut ($cut)" name_cut
+tmux resize-window -t "$S" -x 160 -y 32
+wait_for ' a_program_name_longer_than_fifteen ' > /dev/null
 
 keys s
 check "s: sort by the next column (kinds)" bash -c "tmux capture-pane -p -t $S | grep -q 'KINDSv'"
@@ -105,15 +112,19 @@ check "S: statistics columns and how they were turned on" \
 keys S
 check "S again: off" bash -c "! tmux capture-pane -p -t $S | grep -q 'RUN/S'"
 
-tmux resize-window -t "$S" -x 40 -y 10; sleep 0.8
-check "40x10: still drawn" bash -c "tmux capture-pane -p -t $S | head -n 1 | grep -q '^bpfstderr top'"
-tmux resize-window -t "$S" -x 30 -y 8; sleep 0.8
-check "30x8: a one-line notice" bash -c "tmux capture-pane -p -t $S | grep -q 'terminal too small'"
-tmux resize-window -t "$S" -x 160 -y 32; sleep 0.8
-check "back to 160x32: table again" test -n "$(row "$id")"
+tmux resize-window -t "$S" -x 40 -y 10
+header_drawn() { screen "$S" | head -n 1 | grep -q '^bpfstderr top'; }
+check "40x10: still drawn" wait_until 30 header_drawn
+tmux resize-window -t "$S" -x 30 -y 8
+check "30x8: a one-line notice" wait_for 'terminal too small'
+tmux resize-window -t "$S" -x 160 -y 32
+has_row() { [ -n "$(row "$1")" ]; }
+check "back to 160x32: table again" wait_until 30 has_row "$id"
 
 stop_holder G
-sleep 1.2
+# marked at the first refresh that finds it gone (or after 60 s)
+unloaded_shown() { [ "$(col "$gone" OWNER)" = "(unloaded)" ]; }
+wait_until 60 unloaded_shown
 check_eq "an unloaded program stays, marked" "$(col "$gone" OWNER)" "(unloaded)"
 
 keys q
@@ -142,26 +153,29 @@ own_faults() {
 		$1 == "ID" { for (i = 1; i <= NF; i++) { h = $i; sub(/[v^]$/, "", h); if (h == "FAULTS") c = i } }
 		$3 == n && $4 == o && c { print $c; exit }'
 }
+own_faulting() { [ "$(own_faults demo_deadlock)" -gt 0 ] 2>/dev/null; }
 if [ "$wret" = "rets 0" ]; then
-	for i in $(seq 50); do [ "$(own_faults demo_deadlock)" -gt 0 ] 2>/dev/null && break; sleep 0.2; done
-	check "--demo: their reports show as faults (writes work here)" \
-		[ "$(own_faults demo_deadlock)" -gt 0 ]
+	check "--demo: their reports show as faults (writes work here)" wait_until 60 own_faulting
 else
 	# Dropped reports show as saturation where the kernel still charges
 	# them; where it charges nothing the row stays quiet and the banner says
-	# so. Which: the kernel's accounting, by the independent iterator.
+	# so. Which: the kernel's accounting (the independent iterator) of a
+	# deadlock fault a holder of ours made, its run over when it answers:
+	# not of top's demo, whose runs come when they come.
 	mnt=$(mktmp)/bpffs
-	if pin_capacity "$mnt"; then
-		for i in $(seq 50); do [ -n "$(own_row demo_deadlock)" ] && break; sleep 0.2; done
-		dl=$(own_row demo_deadlock | awk '{ print $1 }')
-		sleep 2.5	# two faults or more
-		cap=$(capacity "$dl")
+	if pin_capacity "$mnt" && start_holder P demo; then
+		pdl=$(prog_id P demo_deadlock)
+		holder_cmd P "fault deadlock 1" > /dev/null
+		cap=$(capacity "$pdl")
+		stop_holder P
+		leaked_shown() { own_row demo_deadlock | grep -q leaked; }
 		if [ "${cap:-0}" -gt 0 ]; then
-			for i in $(seq 50); do own_row demo_deadlock | grep -q leaked && break; sleep 0.2; done
 			check "--demo: their dropped reports show as saturation (writes fail here: $wret, $cap B charged)" \
-				bash -c "grep -q leaked <<<'$(own_row demo_deadlock)'"
+				wait_until 60 leaked_shown
 		else
-			sleep 1.2	# drawn after the last look at the kernel
+			has_own_row() { [ -n "$(own_row demo_deadlock)" ]; }
+			wait_until 60 has_own_row
+			sleep 1.2	# a window for a fault count that must not come
 			check_eq "--demo: dropped without a trace ($wret, capacity ${cap:-?}): the row stays at 0 faults, ok" \
 				"$(own_row demo_deadlock | grep -c ' ok$') $(own_faults demo_deadlock)" "1 0"
 			banner_untraced() { screen "$S-demo" | grep -q 'without a trace'; }
@@ -169,14 +183,23 @@ else
 		fi
 		rm -f "$CAPACITY_PIN"; umount "$mnt"
 	else
-		fail "mount bpffs, pin the capacity iterator"
+		fail "mount bpffs, pin the capacity iterator, load the demo programs"
 	fi
 fi
 demo_ids=$(screen "$S-demo" | awk -v o="bpfstderr($demo_pid)" '$3 ~ /^demo_/ && $4 == o { print $1 }')
 check "--demo: its own programs are listed" [ -n "$demo_ids" ]
-tmux send-keys -t "$S-demo" q; sleep 1
-left=0
-for i in $demo_ids; do bpftool prog show id "$i" > /dev/null 2>&1 && left=$((left + 1)); done
+tmux send-keys -t "$S-demo" q
+# top has ended, and the kernel freed its programs (a workqueue): bpftool
+# finds none of them, or after 60 s the count left
+top_ended() { ! kill -0 "$demo_pid" 2>/dev/null; }
+check "--demo: q ends top" wait_until 60 top_ended
+demo_left() {
+	local i
+	left=0
+	for i in $demo_ids; do bpftool prog show id "$i" > /dev/null 2>&1 && left=$((left + 1)); done
+	[ "$left" = 0 ]
+}
+wait_until 60 demo_left
 check_eq "--demo: its $(wc -w <<<"$demo_ids") programs are unloaded on exit" "$left" 0
 tmux kill-session -t "$S-demo"
 
