@@ -43,16 +43,13 @@ load_writer() {	# a writer with bytes accounted on both streams (so bpfstderr
 }
 
 # The fixtures appear once every follow is running (a follow shows what is
-# committed after it started), as if the program wrote them then.
+# committed after its cursor, taken in its set-up), as if the program
+# wrote them then: each asleep in ppoll after its first cycle.
 serve_when_up() {	# PID...
-	local p i
+	local p
 	for p in "$@"; do
-		for i in $(seq 100); do
-			ls -l "/proc/$p/fd" 2>/dev/null | grep -q 'journal.db\|bpf_link' && break
-			sleep 0.1
-		done
+		wait_asleep "$p" || fail "follow $p started (asleep after its first cycle)"
 	done
-	sleep 1.5	# past their set-up (journal, iterator, cursor)
 	make_fixtures "$d" "$id"
 	fixture_added H
 }
@@ -63,7 +60,7 @@ follow_bg "$d" 7 "$out/a"; pa=$fpid
 follow_bg "$d" 7 "$out/b"; pb=$fpid
 follow_bg "$d" 7 "$out/o" --stdout; po=$fpid
 serve_when_up "$pa" "$pb" "$po"
-for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+wait_until 120 served "$d"
 stop_holder H	# the follows end by themselves: their program is gone
 wait "$pa"; ra=$?
 wait "$pb"; rb=$?
@@ -92,13 +89,14 @@ load_writer
 mkfifo "$out/rin"
 "$HELPERS/holdright" "$BPFSTDERR_JOURNAL" "$id" stderr < "$out/rin" > "$out/rout" & hp=$!
 exec {rw}> "$out/rin"
-for i in $(seq 50); do [ -s "$out/rout" ] && break; sleep 0.1; done
+wait_until 60 test -s "$out/rout"
 check_eq "rights: the helper holds stderr's right" "$(cat "$out/rout")" held
 check_eq "rights: a second process cannot have it" \
 	"$("$HELPERS/holdright" "$BPFSTDERR_JOURNAL" "$id" stderr < /dev/null)" busy
 follow_bg "$d" 7 "$out/r"; pr=$fpid
 serve_when_up "$pr"
-for i in $(seq 100); do [ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ] && break; sleep 0.1; done
+stdout_served() { [ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ]; }
+wait_until 60 stdout_served
 fixture_added H; sleep 2	# cycles that would read stderr if they could
 check_eq "rights: stdout was read meanwhile" "$(cat "$d/$id.1.off" 2>/dev/null)" "$(stat -c %s "$d/$id.1")"
 check_eq "rights: stderr was not, while another process held its right" "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" 0
@@ -112,7 +110,7 @@ done
 check_eq "rights: follow keeps no right past its commit (no rescue here)" "$got" held
 echo go >&"$rw"; exec {rw}>&-	# let go (children hold the fifo too)
 wait "$hp"
-for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+wait_until 120 served "$d"
 stop_holder H
 wait "$pr"
 check_eq "rights: once let go, every event exactly once, in order" \
@@ -123,7 +121,7 @@ load_writer
 follow_bg "$d" 7 "$out/c" --no-journal; pc=$fpid
 follow_bg "$d" 7 "$out/e" --no-journal; pe=$fpid
 serve_when_up "$pc" "$pe"
-for i in $(seq 300); do served "$d" && break; sleep 0.1; done
+wait_until 120 served "$d"
 stop_holder H
 wait "$pc"; wait "$pe"
 for f in c e; do
