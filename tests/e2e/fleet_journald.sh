@@ -48,7 +48,7 @@ fi
 
 start_journald() {
 	/lib/systemd/systemd-journald > "$t/journald.log" 2>&1 & JD=$!
-	for i in $(seq 100); do [ -S /run/systemd/journal/socket ] && return 0; sleep 0.1; done
+	wait_until 60 test -S /run/systemd/journal/socket && return 0
 	fail "systemd-journald starts" "$(cat "$t/journald.log")"
 	finish
 }
@@ -76,10 +76,7 @@ served() {	# DIR ID: has the shim served both fixtures entirely?
 # Fixture bytes added while a reader runs: tests/lib.sh fixture_added.
 moved() { fixture_added H; }
 
-wait_served() {	# DIR ID
-	for i in $(seq 300); do served "$1" "$2" && return 0; sleep 0.1; done
-	return 1
-}
+wait_served() { wait_until 120 served "$1" "$2"; }	# DIR ID
 
 stop_record() {	# PID: SIGTERM, exit code
 	kill -TERM "$1"; wait "$1"

@@ -101,12 +101,14 @@ port=9417
 "$BPFSTDERR" record -d 30 --journal "$out/rec.db" --metrics-address "127.0.0.1:$port" \
 	> /dev/null 2> "$out/rec.err" &
 rpid=$!
-for i in $(seq 100); do
+# the scrape that has it (or the last one, after 120 s: an emulated
+# guest is slow to start record)
+found_full() {
 	curl -sf "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" 2>/dev/null &&
 		grep -q "^bpfstderr_stream_full_at_drain_timestamp_seconds{.*prog_id=\"$id\".*stream=\"stderr\"} [1-9]" \
-			"$out/metrics.txt" && break
-	sleep 0.2
-done
+			"$out/metrics.txt"
+}
+wait_until 120 found_full
 kill -INT "$rpid"; wait "$rpid"
 grep -q '^bpfstderr_programs ' "$out/metrics.txt" 2>/dev/null ||
 	sed 's/^/# record: /' "$out/rec.err"

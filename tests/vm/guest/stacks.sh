@@ -21,7 +21,7 @@ line_of() { grep -nF -- "$1" "$src" | head -n 1 | cut -d: -f1; }
 
 J=$out/journal.db
 "$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/record.err" & rpid=$!
-for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
+wait_until 120 test -s "$J"	# made by record, before the followers open it
 "$BPFSTDERR" follow -p "$pid_print" -p "$pid_timer" --json --journal "$J" \
 	> "$out/follow.json" 2> "$out/follow.err" & fpid=$!
 # and as a person reads them: text, errors only (-e: faults, and stack
