@@ -43,7 +43,8 @@ check_eq "every panel has a query" "$(jq '[.panels[] | select((.targets // []) |
 check_eq "panel ids are unique" "$(jq '[.panels[].id] | length == (unique | length)' "$D")" true
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BPFSTDERR" record -d 0.5 --journal "$t/j.db" --metrics-address "127.0.0.1:$port" 2> "$t/rec.err" & REC_PID=$!
-for i in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" > "$t/scrape" && break; sleep 0.2; done
+scraped() { curl -sf "http://127.0.0.1:$port/metrics" > "$t/scrape"; }
+wait_until 60 scraped
 # what record serves: the families, with a histogram's and a counter's samples
 awk '$1 == "#" && $2 == "TYPE" {
 	print $3

@@ -100,16 +100,19 @@ MNT=$(mktmp)
 if mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT"; then
 	J=$MNT/j.db; d3=$(mktmp)
 	shim "$d3" record -d 0.2 --journal "$J" 2> "$t/full-rec.err" & rpid=$!
-	for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
-	sleep 1	# past its set-up
+	# both past their set-up (asleep after a first cycle) before the
+	# file system fills: opening a journal needs room
+	check "full: record started" wait_asleep "$rpid"
 	shim "$d3" follow -p "$id" --json --journal "$J" > "$t/full-follow" 2> "$t/full-follow.err" & fpid=$!
-	sleep 1.5
+	check "full: follow started" wait_asleep "$fpid"
 	# fill it, leaving 48 KiB: less than one read needs
 	dd if=/dev/zero of="$MNT/filler" bs=4k status=none 2>/dev/null
 	truncate -s -48K "$MNT/filler"
 	free=$(df -B1 --output=avail "$MNT" | tail -n 1)
 	make_fixtures "$d3" "$id" full
-	sleep 3
+	sleep 3		# a window for reads that must not come
+	# record's notice comes at its next cycle: counted once it is there
+	wait_until 60 grep -q 'no room on its file system' "$t/full-rec.err"
 	check_eq "full: nothing was read while the journal had no room ($free bytes free)" \
 		"$(offsets "$d3" "$id")" "0 0"
 	check "full: record is still running" kill -0 "$rpid"
@@ -157,8 +160,9 @@ fi
 # -- 2b. the file system fills up in the middle of a cycle's reads: the
 # commit fails, the bytes are kept and committed when there is room; at
 # exit without room they go to a spill file the error names ---------------
-fill_mid_read() {	# DIR: fill $MNT as soon as record starts reading
-	for i in $(seq 500); do [ -s "$1/$id.2.off" ] && break; sleep 0.01; done
+fill_mid_read() {	# DIR: fill $MNT as soon as record starts reading (within 60 s)
+	local end=$((SECONDS + 60))
+	until [ -s "$1/$id.2.off" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.01; done
 	dd if=/dev/zero of="$MNT/filler" bs=4k status=none 2>/dev/null
 }
 
@@ -179,8 +183,7 @@ for run in retry spill; do
 		J=$MNT/$run.db; d5=$(mktmp)
 		: > "$d5/$id.1"
 		TMPDIR=$t CHUNK=4 shim "$d5" record -d 0.2 --journal "$J" 2> "$t/$run.err" & rpid=$!
-		for i in $(seq 100); do [ -s "$J" ] && break; sleep 0.1; done
-		sleep 1
+		wait_asleep "$rpid"	# past its set-up: the reads come after the fill
 		seq -f "$run line %06g of a stream read 4 bytes at a time" 1 3000 > "$d5/$id.2"
 		fixture_added H
 		fill_mid_read "$d5"

@@ -13,7 +13,7 @@ start_holder H subprogs writer || { fail "load test programs"; finish; }
 wid=$(prog_id H writer)
 echo linfo >&"$H_IN"
 : > "$out/linfo"
-while IFS= read -r -t 10 -u "$H_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo"; done
+while IFS= read -r -t 120 -u "$H_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo"; done
 
 # Three frames, innermost first: the middle byte of each function, named
 # as kallsyms names it; the expected line by the kernel's rule.
@@ -44,13 +44,14 @@ LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_a
 	"$BPFSTDERR" record -d 0.2 2> "$out/record.err" &
 rpid=$!
 served() { [ "$(cat "$out/$wid.2.off" 2>/dev/null)" = "$(stat -c %s "$out/$wid.2")" ]; }
-for i in $(seq 100); do served && break; sleep 0.1; done
+wait_until 60 served
 sleep 0.5	# drained and committed
 t1=$(( $(date +%s) + 1 ))
 sleep 2.2
 { report_of "Timeout detected for may_goto instruction"
   report_of "Timeout detected for may_goto instruction"; } >> "$out/$wid.2"
-for i in $(seq 100); do served && break; sleep 0.1; done
+fixture_added H	# record reads them now, not at its next full walk (30 s)
+wait_until 60 served
 sleep 0.5
 LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$out ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 	"$BPFSTDERR" report --json -p "$wid" > "$out/live.json" 2> /dev/null

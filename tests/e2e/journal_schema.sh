@@ -25,7 +25,7 @@ check_eq "opened again: still version 3" "$(pyq "$db" 'pragma user_version')" 3
 
 (umask 022; exec "$BPFSTDERR" follow --all --journal "$d/live.db" > /dev/null 2>&1) &
 fpid=$!
-for i in $(seq 100); do [ -e "$d/live.db-wal" ] && [ -e "$d/live.db-shm" ] && break; sleep 0.1; done
+wait_until 60 test -e "$d/live.db-wal" -a -e "$d/live.db-shm"
 check_eq "while in use, its -wal and -shm files are 0600 too (umask 022)" \
 	"$(stat -c %a "$d/live.db-wal" "$d/live.db-shm" 2>&1 | paste -sd' ')" "600 600"
 # SQLite's own locks stay held while the journal is open: closing any

@@ -13,7 +13,7 @@ id=$(prog_id H subprogs_main)
 wid=$(prog_id W writer)
 echo linfo >&"$H_IN"
 : > "$out/linfo"
-while IFS= read -r -t 10 -u "$H_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo"; done
+while IFS= read -r -t 120 -u "$H_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo"; done
 check "the test read the program's line info" grep -q '^li ' "$out/linfo"
 
 # The frames, named as kallsyms names the functions.
@@ -85,11 +85,8 @@ stop_holder H
 report_of() {	# ADDR FRAME: a report with that one BPF frame
 	printf 'ERROR: Arena READ access at unmapped address %s\nCPU: 0 UID: 0 PID: 1 Comm: t\nCall trace:\n%s\n\n' "$1" "$2"
 }
-got_events() {	# N: follow printed N events
-	local i
-	for i in $(seq 100); do [ "$(grep -c . "$out/f.json")" -ge "$1" ] && return 0; sleep 0.1; done
-	return 1
-}
+has_events() { [ "$(grep -c . "$out/f.json")" -ge "$1" ]; }
+got_events() { wait_until 60 has_events "$1"; }	# N: follow printed N events
 f=$(mktmp)	# a fixture of its own: the shim serves from where it left off
 : > "$f/$wid.2"
 LD_PRELOAD=$HELPERS/libstreamshim.so BPFSTDERR_SHIM_DIR=$f ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \

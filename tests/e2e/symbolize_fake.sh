@@ -72,11 +72,11 @@ check_eq "live: nothing said when it matches" "$(cat "$out/l.err")" ""
 port=$((20000 + RANDOM % 20000))
 debuginfod -F "$out/srv" -p "$port" -d "$out/dbgd.sqlite" > "$out/dbgd.log" 2>&1 &
 dbgd=$!
-for i in $(seq 50); do
+dbgd_serves() {
 	python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1])" \
-		"http://127.0.0.1:$port/buildid/$kid/debuginfo" 2> /dev/null && break
-	sleep 0.2
-done
+		"http://127.0.0.1:$port/buildid/$kid/debuginfo" 2> /dev/null
+}
+wait_until 60 dbgd_serves
 check_eq "debuginfod: fetched by build-id and used" \
 	"$(DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$out/cache live_first \
 		"$BPFSTDERR" report --json -p "$id")" "$want"

@@ -25,7 +25,7 @@ check_eq "bpftool: the three programs have one tag" "$tags" 1
 for id in "$a1" "$b2" "$b1"; do
 	echo "linfo $id" >&"$A_IN"
 	: > "$out/linfo.$id"
-	while IFS= read -r -t 10 -u "$A_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo.$id"; done
+	while IFS= read -r -t 120 -u "$A_OUT" line && [ "$line" != end ]; do echo "$line" >> "$out/linfo.$id"; done
 done
 # Per program: "FRAME FILE LINE BASENAME" at the middle of the function
 # (the same offset in each: the code is the same).

@@ -91,7 +91,7 @@ FEED_PID=$!
 # top's first read must find the fixtures' first units: a stream found
 # empty, with no kernel write to move its accounting (the shim serves in
 # the kernel's place), is not read again for 30 s
-for i in $(seq 100); do [ -s "$out/shim/$id.1" ] && [ -s "$out/shim/$id.2" ] && break; sleep 0.1; done
+wait_until 60 test -s "$out/shim/$id.1" -a -s "$out/shim/$id.2"
 
 # 1. 80 columns, braille: the writer at K reports and M messages a cycle.
 run_top 80 C.UTF-8 || fail "top starts"
