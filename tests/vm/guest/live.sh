@@ -64,11 +64,13 @@ done
 # -- what record kept: report over the journal ------------------------------
 prog_of() { jq -c --argjson i "$1" '[.programs[] | select(.id == $i)] | .[0] // {}' "$out/report.json"; }
 # record's drains come when they come (an emulated guest is slow): the
-# report once it has every run's fault, or the last one tried; a count
-# that never comes right fails below
+# report once it has every run's fault and the writer's lines (no
+# newline: held until 2 s after their last byte), or the last one
+# tried; a count that never comes right fails below
 all_recorded() {
 	local k
 	"$BPFSTDERR" report --json --journal "$J" > "$out/report.json" 2> /dev/null
+	[ "$(prog_of "$wid")" != "{}" ] || return 1
 	for k in $kinds; do
 		[ "$(jq -c '.fault_count' <<<"$(prog_of "$(prog_id D "demo_$k")")")" = "${runs[$k]}" ] || return 1
 	done
