@@ -230,7 +230,12 @@ check "its gauges leave with it" wait_until 60 no_gauges
 check "its counters stay (default --metrics-keep 10m)" has_series "$gone"
 
 # -- 4. a restart: counters start from the journal, never lower --------------------
+# the counts to keep, from a scrape Prometheus took with every series: a
+# scrape that failed meanwhile (the slow clients above) leaves them stale,
+# and an instant query then answers {} until the next one succeeds
+check "Prometheus holds the program's counts before the restart" wait_until 60 same_faults "$id"
 before=$(prom_faults "$id")
+check "... and they are not empty ($before)" [ "$(jq length <<< "$before")" -gt 1 ]
 sleep 1		# program $gone unloaded more than --metrics-keep 1s before the restart
 cycles_reset() { [ "$(promq 'resets(bpfstderr_drain_cycle_seconds_count[5m])' | jq -r '.data.result[0].value[1]')" -ge 1 ]; }
 kill -TERM "$REC_PID"; wait "$REC_PID"; rc=$?; REC_PID=""
@@ -245,7 +250,8 @@ check "... after its first cycle: its first answer counts the programs loaded (n
 check "program $gone, unloaded before the restart and longer ago than --metrics-keep 1s, has no series from the first scrape" \
 	bash -c "! grep -q 'prog_id=\"$gone\"' '$t/first'"
 check "Prometheus scraped the restarted record (its cycle count reset)" wait_until 60 cycles_reset
-sleep 2
+same_as_before() { [ "$(prom_faults "$id")" = "$before" ]; }
+wait_until 60 same_as_before
 check_eq "after the restart: the same per-kind counts" "$(prom_faults "$id")" "$before"
 check_eq "no counter of the program went backwards over the restart (resets() = 0)" \
 	"$(promq "max(resets(bpfstderr_faults_total{prog_id=\"$id\"}[5m]))" | jq -r '.data.result[0].value[1]')" 0
@@ -272,7 +278,7 @@ shim "$d" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" --max-a
 	2>> "$t/rec.err" & REC_PID=$!
 cycles_reset2() { [ "$(promq 'resets(bpfstderr_drain_cycle_seconds_count[5m])' | jq -r '.data.result[0].value[1]')" -ge 2 ]; }
 check "Prometheus scraped record restarted on the pruned journal" wait_until 60 cycles_reset2
-sleep 2
+wait_until 60 same_as_before
 check_eq "restarted after pruning: the same per-kind counts" "$(prom_faults "$id")" "$before"
 check_eq "... no counter reset (resets() = 0)" \
 	"$(promq "max(resets(bpfstderr_faults_total{prog_id=\"$id\"}[5m]))" | jq -r '.data.result[0].value[1]')" 0
