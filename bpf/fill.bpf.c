@@ -4,7 +4,8 @@
  * fault reports and stack dumps), look at the stream's accounting; past
  * FILL_MARK, wake the reader once through the ring buffer. Once: "armed"
  * is cleared by the wake and set again by the reader when it has drained,
- * so a storm costs one wake per drain, not one per report.
+ * so a storm costs one wake per drain, not one per report. Only the
+ * streams the reader selected wake it (map "selected").
  * Attach targets are set at load time (tool/fill.c): the kfunc's name
  * differs between kernels.
  */
@@ -39,7 +40,20 @@ struct {
 	__type(value, struct fill_refused);
 } refused SEC(".maps");
 
+/* The streams this process reads (fill__select()): program id -> mask of
+ * streams (1 << stream id). Another program's push past the mark, one
+ * nobody here drains, would take the only wake, and a selected storm
+ * would wait out the reader's slow sleep.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FILL_SELECTED_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} selected SEC(".maps");
+
 __u64 armed;
+__u32 filtering;	/* 0: every stream wakes (no selection told, or too many) */
 
 /* stream_id as the kernel numbers it: 1 stdout, 2 stderr. Constant
  * indices: CO-RE relocates a field's offset, not an index's stride.
@@ -75,6 +89,17 @@ static void count_refused(struct bpf_prog_aux___f *aux, int stream_id)
 	__sync_fetch_and_add(&v->n[stream_id == 2], 1);
 }
 
+static bool wanted(struct bpf_prog_aux___f *aux, int stream_id)
+{
+	__u32 id, *mask;
+
+	if (!filtering)
+		return true;
+	id = BPF_CORE_READ(aux, id);
+	mask = bpf_map_lookup_elem(&selected, &id);
+	return mask && (*mask & (1U << stream_id));
+}
+
 static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
 {
 	struct fill_wake *r;
@@ -83,13 +108,18 @@ static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
 		return;
 	if (ret == -ENOSPC)
 		count_refused(aux, stream_id);
-	if (accounted(aux, stream_id) < FILL_MARK)
+	if (accounted(aux, stream_id) < FILL_MARK || !wanted(aux, stream_id))
 		return;
 	if (!__sync_lock_test_and_set(&armed, 0))
 		return;
 	r = bpf_ringbuf_reserve(&wakes, sizeof(*r), 0);
-	if (!r)
+	if (!r) {
+		/* the ring is full of wakes not consumed yet: this one is
+		 * not needed, but the arm is, or no wake comes again
+		 */
+		__sync_lock_test_and_set(&armed, 1);
 		return;
+	}
 	r->prog_id = BPF_CORE_READ(aux, id);
 	r->stream = stream_id;
 	bpf_ringbuf_submit(r, 0);

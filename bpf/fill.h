@@ -19,6 +19,11 @@ struct fill_refused {
 	__u64 n[2];
 };
 
+/* Programs the reader can select for wakes (map "selected"): with more,
+ * every stream wakes it.
+ */
+#define FILL_SELECTED_MAX	16384
+
 /* One wake: whose stream passed the mark (stream: enum stream). */
 struct fill_wake {
 	__u32 prog_id;

@@ -46,6 +46,8 @@ struct doctor {
 	 * (fill_err 0), or why it was refused
 	 */
 	int fill_err;
+	/* other readers (readers.h): seen (readers_err 0), or why not */
+	int readers_err;
 	const char *journal_path;	/* NULL: --no-journal */
 	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
@@ -94,6 +96,7 @@ static void probe_list_mode(struct doctor *d)
 	d->list_err = progs__watch(p);
 	d->list_mode = d->list_err == -ECANCELED ? "walk (BPFSTDERR_FULL_WALK)" : progs__mode(p);
 	d->fill_err = progs__fill_err(p);
+	d->readers_err = progs__readers_err(p);
 	progs__close(p);
 }
 
@@ -359,6 +362,19 @@ static void print_fill_plain(const struct doctor *d)
 		       errno_name(-d->fill_err));
 }
 
+static void print_readers_plain(const struct doctor *d)
+{
+	printf("%-22s ", "other readers");
+	if (!d->list_mode)
+		printf("not probed\n");
+	else if (!d->readers_err)
+		printf("seen (fexit on the read command): streams they read are left to them\n");
+	else
+		printf("not seen: tracing the read command was refused: %s (%s); a process that "
+		       "reads a stream itself misses what bpfstderr reads\n",
+		       strerror(-d->readers_err), errno_name(-d->readers_err));
+}
+
 static void print_plain(const struct doctor *d)
 {
 	const struct stream_health *h = &d->health;
@@ -378,6 +394,7 @@ static void print_plain(const struct doctor *d)
 	printf("\n%-22s %s\n", "", stream_health__meaning(h));
 	print_list_mode_plain(d);
 	print_fill_plain(d);
+	print_readers_plain(d);
 	printf("%-22s %s\n", "kallsyms", d->kallsyms ? "readable" : "not readable (kptr_restrict?)");
 	print_vmlinux_plain(&d->vmlinux);
 	printf("%-22s CAP_SYS_ADMIN %s, CAP_BPF %s, CAP_PERFMON %s\n", "privileges",
@@ -517,6 +534,15 @@ static struct json_object *fill_json(const struct doctor *d)
 	return o;
 }
 
+static struct json_object *readers_json(const struct doctor *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_add_bool(o, "seen", d->list_mode && !d->readers_err);
+	json_add_str(o, "errno", d->list_mode && d->readers_err ? errno_name(-d->readers_err) : NULL);
+	return o;
+}
+
 static int print_json(const struct doctor *d)
 {
 	struct json_object *o = json_object_new_object(), *faults, *privs;
@@ -536,6 +562,7 @@ static int print_json(const struct doctor *d)
 	json_object_object_add(o, "stream_writes", health_json(&d->health));
 	json_object_object_add(o, "program_list", list_mode_json(d));
 	json_object_object_add(o, "early_drain", fill_json(d));
+	json_object_object_add(o, "other_readers", readers_json(d));
 	json_add_bool(o, "kallsyms_readable", d->kallsyms);
 	json_object_object_add(o, "vmlinux", vmlinux_json(&d->vmlinux));
 	privs = json_object_new_object();

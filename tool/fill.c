@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -13,6 +14,10 @@ struct fill {
 	struct ring_buffer *rb;
 	fill_fn fn;		/* during fill__consume() */
 	void *ctx;
+	/* what the map "selected" holds (fill__select()), sorted */
+	__u32 *sel;
+	size_t nsel;
+	unsigned int sel_streams;
 };
 
 /* The printk kfunc's names: renamed in 6.18 (an implicit last argument);
@@ -96,6 +101,7 @@ void fill__close(struct fill *f)
 		return;
 	ring_buffer__free(f->rb);
 	fill_bpf__destroy(f->skel);
+	free(f->sel);
 	free(f);
 }
 
@@ -132,4 +138,69 @@ void fill__prog_fds(const struct fill *f, int fds[2])
 {
 	fds[0] = bpf_program__fd(f->skel->progs.fill_printk);
 	fds[1] = bpf_program__fd(f->skel->progs.fill_commit);
+}
+
+void fill__arm(struct fill *f)
+{
+	__atomic_store_n(&f->skel->bss->armed, 1, __ATOMIC_RELEASE);
+}
+
+static bool sorted_has(const __u32 *ids, size_t cnt, __u32 id)
+{
+	size_t lo = 0, hi = cnt, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* The map follows the selection by its changes: a cycle of an unchanged
+ * selection costs no syscall.
+ */
+static int select_update(struct fill *f, const __u32 *ids, size_t cnt, unsigned int streams)
+{
+	int fd = bpf_map__fd(f->skel->maps.selected);
+	size_t i;
+	int err;
+
+	for (i = 0; i < f->nsel; i++)
+		if (!sorted_has(ids, cnt, f->sel[i]))
+			bpf_map_delete_elem(fd, &f->sel[i]);
+	for (i = 0; i < cnt; i++) {
+		if (streams == f->sel_streams && sorted_has(f->sel, f->nsel, ids[i]))
+			continue;
+		err = bpf_map_update_elem(fd, &ids[i], &streams, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int fill__select(struct fill *f, const __u32 *ids, size_t cnt, unsigned int streams)
+{
+	__u32 *copy;
+	int err;
+
+	if (cnt == f->nsel && streams == f->sel_streams &&
+	    (!cnt || !memcmp(ids, f->sel, cnt * sizeof(*ids))))
+		return 0;
+	copy = malloc((cnt ? cnt : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, ids, cnt * sizeof(*copy));
+	err = cnt > FILL_SELECTED_MAX ? -E2BIG : select_update(f, ids, cnt, streams);
+	/* a selection the map cannot hold: every stream wakes, as before */
+	__atomic_store_n(&f->skel->bss->filtering, !err, __ATOMIC_RELEASE);
+	free(f->sel);
+	f->sel = copy;
+	f->nsel = cnt;
+	f->sel_streams = streams;
+	return err;
 }

@@ -36,6 +36,15 @@ void fill__rearm(struct fill *f);
  */
 typedef void (*fill_fn)(__u32 prog_id, unsigned int stream, void *ctx);
 void fill__consume(struct fill *f, fill_fn fn, void *ctx);
+/* Arms the next wake now (fill__rearm() without consuming): a wake the
+ * kernel could not deliver is not waited for forever.
+ */
+void fill__arm(struct fill *f);
+/* Only streams of programs ids[] (sorted) in streams (STREAM_MASK_*) wake
+ * us from now on; until the first call, every stream does. 0, or -errno
+ * (then every stream wakes).
+ */
+int fill__select(struct fill *f, const __u32 *ids, size_t cnt, unsigned int streams);
 /* Pushes to stream s (enum stream) of program id the kernel refused as
  * full (-ENOSPC) since open.
  */

@@ -430,9 +430,7 @@ static int run(struct session *s)
 		if (!drained || !pipeline__holds(s->pl))
 			break;
 	}
-	if (!err)
-		err = pipeline__flush(s->pl);
-	return err;
+	return session__end(s, err);
 }
 
 int do_follow(int argc, char **argv)
@@ -440,7 +438,7 @@ int do_follow(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = journal_children,
+		.children = drain_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
 		       "Fault reports are shown parsed; a stream a drain found full (the kernel "
 		       "refused reports) is said once, FULL when drained. BPF frames are looked up "

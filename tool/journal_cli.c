@@ -13,11 +13,13 @@
 enum {
 	OPT_JOURNAL = 0x200,
 	OPT_NO_JOURNAL,
+	OPT_STEAL,
 };
 
 static struct {
 	const char *path;
 	bool none;
+	bool steal;
 } jenv;
 
 static const struct argp_option journal_opts[] = {
@@ -54,6 +56,34 @@ static error_t parse_journal_arg(int key, char *arg, struct argp_state *state)
 static const struct argp journal_argp = { .options = journal_opts, .parser = parse_journal_arg };
 
 const struct argp_child journal_children[] = { { &journal_argp, 0, NULL, 0 }, {} };
+
+static const struct argp_option steal_opts[] = {
+	{ "steal", OPT_STEAL, NULL, 0,
+	  "Read streams that another process reads too (a scheduler that reads its own stderr): "
+	  "that process then misses what bpfstderr reads (default: left to it, said once)", 50 },
+	{},
+};
+
+static error_t parse_steal_arg(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	(void)state;
+	if (key != OPT_STEAL)
+		return ARGP_ERR_UNKNOWN;
+	jenv.steal = true;
+	return 0;
+}
+
+static const struct argp steal_argp = { .options = steal_opts, .parser = parse_steal_arg };
+
+const struct argp_child drain_children[] = {
+	{ &journal_argp, 0, NULL, 0 }, { &steal_argp, 0, NULL, 0 }, {}
+};
+
+bool journal_cli__steal(void)
+{
+	return jenv.steal;
+}
 
 static int open_error(struct journal *j, int err)
 {

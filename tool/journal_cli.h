@@ -10,8 +10,13 @@
 
 #include "journal.h"
 
-/* For a command's argp: .children = journal_children. */
+/* For a command's argp: .children = journal_children; for commands that
+ * drain, drain_children: the journal's and --steal (readers.h).
+ */
 extern const struct argp_child journal_children[];
+extern const struct argp_child drain_children[];
+/* --steal: read streams other processes read too. */
+bool journal_cli__steal(void);
 
 /* The journal the user chose, or NULL under --no-journal. */
 const char *journal_cli__path(void);

@@ -61,6 +61,7 @@ struct pipeline {
 	long long room;			/* journal: bytes the file system can still take */
 	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
+	bool said_locked;		/* journal: another process's lock stops reads */
 	size_t nclaimed;		/* tracked streams whose read right is ours */
 	/* journal: its generation and since when (CLOCK_MONOTONIC s) */
 	unsigned long long jgen;
@@ -413,11 +414,12 @@ static int spill_to(int fd, const struct kept *k)
  */
 static int spill_file(struct pipeline *pl, char *path, size_t len)
 {
-	const char *jpath = journal__path(pl->ops.journal), *slash = strrchr(jpath, '/');
+	const char *jpath = pl->ops.journal ? journal__path(pl->ops.journal) : NULL;
+	const char *slash = jpath ? strrchr(jpath, '/') : NULL;
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
 	int i, fd, dlen;
 
-	for (i = 0; i < 2; i++) {
+	for (i = jpath ? 0 : 1; i < 2; i++) {
 		dlen = i ? (int)strlen(tmp) : slash ? (int)(slash - jpath) : 1;
 		snprintf(path, len, "%.*s/bpfstderr-spill-%d-%lld", dlen, i ? tmp : slash ? jpath : ".",
 			 (int)getpid(), (long long)time(NULL));
@@ -503,12 +505,12 @@ static int take_bytes(struct tracked *t, enum stream s, const void *buf, size_t 
 {
 	int err;
 
-	if (!t->reasm[stream_idx(s)]) {
-		err = stream_open(t, s);
-		if (err)
-			return err;
-	}
+	/* logged first: read is read, and a stream_open() that fails
+	 * (the journal full, an I/O error) must find the bytes kept
+	 */
 	err = kept_add(t->pl, t, s, buf, len);
+	if (!err && !t->reasm[stream_idx(s)])
+		err = stream_open(t, s);
 	return err ?: reasm__feed(t->reasm[stream_idx(s)], buf, len);
 }
 
@@ -682,6 +684,53 @@ static int note_refusals(struct pipeline *pl)
 	return err;
 }
 
+static void say_left(struct pipeline *pl, const struct tracked *t, enum stream s,
+		     const struct reader *rd)
+{
+	char who[64];
+
+	if (rd->pid)
+		snprintf(who, sizeof(who), "%s(%u)", rd->comm, rd->pid);
+	else
+		snprintf(who, sizeof(who), "%s (outside our pid namespace)", rd->comm);
+	say(pl, "program %u (%s) %s: read by %s too: left to it, which reads what it would "
+	    "without bpfstderr (--steal reads it anyway)", t->p.ident.id, t->p.ident.name,
+	    stream_name(s), who);
+}
+
+/* Streams another live process reads (readers.h) are left to it: not
+ * read, and not read ahead; said once per reader. What the rescue read
+ * of one before the other reader was seen is still handed out.
+ */
+static unsigned int leave_to_others(struct pipeline *pl, struct tracked *t, unsigned int mask)
+{
+	__u32 id = t->p.ident.id;
+	struct reader rd;
+	enum stream s;
+	int i;
+
+	if (!pl->ops.readers || pl->ops.steal)
+		return mask;
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (!(mask & STREAM_MASK(s)))
+			continue;
+		if (!readers__live(pl->ops.readers, id, s, &rd)) {
+			if (t->left_to[i])	/* gone: ours again */
+				drainer__rescue_claim(pl->drainer, id, s, RESCUE_ASK);
+			t->left_to[i] = 0;
+			continue;
+		}
+		if (t->left_to[i] != rd.pid + 1)
+			say_left(pl, t, s, &rd);
+		t->left_to[i] = rd.pid + 1;
+		drainer__rescue_claim(pl->drainer, id, s, RESCUE_LEAVE);
+		if (!drainer__held(pl->drainer, id, STREAM_MASK(s)))
+			mask &= ~STREAM_MASK(s);
+	}
+	return mask;
+}
+
 static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	unsigned long long before[STREAM_CNT];
@@ -702,6 +751,7 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		pl->no_room = true;
 		return 0;
 	}
+	mask = leave_to_others(pl, t, mask);
 	mask = claim_rights(pl, t, mask);
 	if (!mask)
 		return 0;
@@ -1107,6 +1157,23 @@ static void say_room(struct pipeline *pl)
 	pl->said_no_room = pl->no_room;
 }
 
+/* Another process holds the journal's write lock past our wait (a sqlite3
+ * shell in a transaction, a backup): nothing is read meanwhile, said once,
+ * and once more when a commit goes through again.
+ */
+static void say_locked(struct pipeline *pl, bool locked)
+{
+	if (locked == pl->said_locked)
+		return;
+	if (locked)
+		say(pl, "journal %s: locked by another process (a sqlite3 shell or a backup?): "
+		    "stopped reading streams (the kernel keeps up to %d bytes per stream) until it "
+		    "lets go", journal__path(pl->ops.journal), STREAM_MAX_CAPACITY);
+	else
+		say(pl, "journal %s: unlocked: reading streams", journal__path(pl->ops.journal));
+	pl->said_locked = locked;
+}
+
 /* A commit failed after reads: retry what can be retried (no space, a
  * busy lock), keeping the bytes; anything else spills them.
  */
@@ -1116,6 +1183,8 @@ static long commit_failed(struct pipeline *pl, int err)
 	forget_rows(pl);
 	if (err == -ENOSPC)
 		pl->no_room = true;
+	if (err == -EBUSY)
+		say_locked(pl, true);
 	if (err == -ENOSPC || err == -EBUSY)
 		return 0;
 	return spill(pl, err);
@@ -1141,8 +1210,10 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	if (retry && pl->room < 0)
 		return drain_all(pl, now, false);
 	err = journal__begin(j);
-	if (err == -EBUSY)
+	if (err == -EBUSY) {
+		say_locked(pl, true);
 		return drain_all(pl, now, false);	/* the next cycle reads */
+	}
 	if (err)
 		return err;
 	err = retry ? replay_kept(pl) : 0;
@@ -1152,6 +1223,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	err = err ?: journal__commit(j);
 	if (err)
 		return commit_failed(pl, err);
+	say_locked(pl, false);
 	kept_free(pl->log);
 	pl->log = NULL;
 	return got;
@@ -1380,6 +1452,37 @@ static int keep_held(struct pipeline *pl)
 				err = drainer__drain_held(pl->drainer, t->p.ident.id, s, keep_bytes, t);
 	}
 	return err;
+}
+
+/* No journal: what was read and not shown goes to a spill file, named
+ * on stderr, or to stderr itself.
+ */
+static int spill_unshown(struct pipeline *pl)
+{
+	size_t n = kept_bytes(pl->log);
+	char path[PATH_MAX + 64];
+	int err = 0;
+
+	if (!pl->log)
+		return 0;
+	if (!spill_file(pl, path, sizeof(path))) {
+		fprintf(stderr, "bpfstderr: the %zu bytes read and not shown are in %s\n", n, path);
+	} else {
+		fprintf(stderr, "bpfstderr: no spill file could be written: the %zu bytes read and "
+			"not shown follow\n", n);
+		err = spill_to(STDERR_FILENO, pl->log);
+	}
+	kept_free(pl->log);
+	pl->log = NULL;
+	return err;
+}
+
+int pipeline__keep(struct pipeline *pl)
+{
+	int err = keep_held(pl), kerr;
+
+	kerr = pl->ops.journal ? flush_kept(pl) : spill_unshown(pl);
+	return err ?: kerr;
 }
 
 int pipeline__flush(struct pipeline *pl)

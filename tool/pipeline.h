@@ -10,6 +10,7 @@
 #include "journal.h"
 #include "reasm.h"
 #include "progs.h"
+#include "readers.h"
 #include "stream.h"
 #include "symbolize.h"
 
@@ -50,6 +51,10 @@ struct tracked {
 	 * claimed by a drain and kept while the rescue reads the stream
 	 */
 	bool claimed[STREAM_CNT];
+	/* the stream is left to another process (readers.h), said for the
+	 * reader with this pid + 1 (0: not left)
+	 */
+	__u32 left_to[STREAM_CNT];
 	struct pipeline *pl;
 };
 
@@ -85,6 +90,11 @@ struct pipeline_ops {
 	 */
 	void (*notice)(const char *msg, void *ctx);
 	long long since_ns, until_ns;	/* journal: event time window, 0: open */
+	/* other readers (readers.h): a stream another live process reads is
+	 * left to it, and said once; steal: read anyway. NULL: none seen.
+	 */
+	struct readers *readers;
+	bool steal;
 };
 
 struct pipeline;
@@ -135,6 +145,13 @@ void pipeline__forget_dry(struct pipeline *pl);
  * Call it before exiting.
  */
 int pipeline__flush(struct pipeline *pl);
+/* After a run failed (the sink, the journal, a signal mid-write): nothing
+ * more goes to the sink, and every byte read is kept. What the rescue
+ * holds (stop it first) and what waits for a commit are committed to the
+ * journal, else spilled as by pipeline__flush(); without a journal they
+ * go to a spill file named on stderr. 0, or -errno.
+ */
+int pipeline__keep(struct pipeline *pl);
 /* Tracked programs, sorted by id; valid until the next cycle. */
 size_t pipeline__tracked(struct pipeline *pl, struct tracked ***out);
 /* The tracked program with this id, or NULL. */

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "progs.h"
+#include "readers.h"
 #include "fill.h"
 #include "watch.h"
 #include "progs.skel.h"
@@ -26,7 +27,7 @@ struct progs {
 	struct progs_bpf *skel;
 	struct bpf_link *prog_link;
 	struct bpf_link *owner_link;
-	__u32 self_ids[5];		/* our own iterators, check and fill wake: not shown */
+	__u32 self_ids[6];		/* our own iterators, check, fill wake, readers: not shown */
 	struct iter_buf prog_buf;
 	struct iter_buf owner_buf;
 	bool want_stats;
@@ -37,6 +38,8 @@ struct progs {
 	int watch_err;			/* why not: 0 until first tried */
 	struct fill *fill;		/* NULL: no fill wake */
 	int fill_err;			/* why not: 0 until first tried */
+	struct readers *readers;	/* NULL: other readers are not seen */
+	int readers_err;		/* why not: 0 until first tried */
 	bool watching;			/* the watch holds the cached list's programs */
 	struct prog_list cache;
 	bool cached, cached_owners;
@@ -197,6 +200,7 @@ void progs__close(struct progs *p)
 	progs_bpf__destroy(p->skel);
 	watch__close(p->watch);
 	fill__close(p->fill);
+	readers__close(p->readers);
 	free(p->prog_buf.data);
 	free(p->owner_buf.data);
 	free(p->owner_prev.data);
@@ -480,6 +484,22 @@ static void open_fill(struct progs *p)
 		p->self_ids[3] = prog_fd_id(fds[0]);
 		p->self_ids[4] = prog_fd_id(fds[1]);
 	}
+}
+
+struct readers *progs__readers(struct progs *p)
+{
+	if (p->readers || p->readers_err)
+		return p->readers;
+	p->readers_err = readers__open(&p->readers);
+	if (p->readers)
+		p->self_ids[5] = prog_fd_id(readers__prog_fd(p->readers));
+	return p->readers;
+}
+
+int progs__readers_err(struct progs *p)
+{
+	progs__readers(p);
+	return p->readers_err;
 }
 
 int progs__watch(struct progs *p)

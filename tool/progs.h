@@ -143,6 +143,11 @@ void progs__fill_rearm(struct progs *p);
 struct fill *progs__fill(struct progs *p);	/* NULL: none */
 /* 0, or why there is no fill wake (-ECANCELED: BPFSTDERR_NO_FILL_WAKE). */
 int progs__fill_err(struct progs *p);
+/* Other readers (readers.h), opened at the first call of either: NULL
+ * when the kernel refuses it, and why (-errno).
+ */
+struct readers *progs__readers(struct progs *p);
+int progs__readers_err(struct progs *p);
 /* Without a fill wake: has a stream the last walk saw passed FILL_MARK
  * (watch__filling(): of the programs with bytes at the walk, or of every
  * one)? 1, 0, -errno (-ENOENT: no watch to ask).

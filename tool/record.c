@@ -129,7 +129,7 @@ static int run(struct session *s)
 	do
 		err = err ?: cycle(s, &drained);
 	while (!err && drained > 0 && pipeline__holds(s->pl));
-	err = err ?: pipeline__flush(s->pl);
+	err = session__end(s, err);
 	return err ?: journald__send(env.jsink, NULL);
 }
 
@@ -138,7 +138,7 @@ int do_record(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = journal_children,
+		.children = drain_children,
 		.doc = "Drain every loaded program into the journal at an interval, in the "
 		       "foreground, with retention by age and size. Quiet unless something fails; "
 		       "SIGTERM, SIGINT, SIGHUP or SIGQUIT: a last drain, then exit 0.\v"

@@ -406,7 +406,7 @@ static int collect_live(struct report *r)
 	if (rc)
 		goto out;
 	got = pipeline__cycle(r->s.pl, &before);
-	err = got < 0 ? got : pipeline__flush(r->s.pl);
+	err = session__end(&r->s, got < 0 ? got : 0);
 	if (!err && !r->journal)
 		note_drained(r, r->s.pl);
 	err = err ?: progs__snapshot(r->s.progs, &r->after, 0);
@@ -581,6 +581,7 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 {
 	struct totals t = {};
 	struct saturation s;
+	enum stream st;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -592,7 +593,9 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 		if (s.known)
 			t.lost_bytes += s.has_drops ? (unsigned long long)(s.dropped_bytes[0] + s.dropped_bytes[1]) :
 						      (unsigned long long)s.leaked[0] + s.leaked[1];
-		t.full += s.known && !s.has_drops ? !!s.full_ns[0] + !!s.full_ns[1] : 0;
+		/* as each program's streams say it (full_at_drain) */
+		for_each_stream(st)
+			t.full += !!s.full_ns[stream_idx(st)];
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;
@@ -804,7 +807,7 @@ int do_report(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = journal_children,
+		.children = drain_children,
 		.args_doc = "[FILE...]",
 		.doc = "Drain every program's streams into the journal, then group the faults "
 		       "the journal holds (all it keeps, or --since/--until) and print them; "

@@ -239,19 +239,28 @@ static void notify(int fd)
 	}
 }
 
-/* Reads stream s of program id into what is held, a batch at most. */
-static void rescue_read(struct rescue *r, __u32 id, enum stream s)
+/* Reads stream s of program id into what is held, a batch at most: the
+ * bytes read.
+ */
+static size_t rescue_read(struct rescue *r, __u32 id, enum stream s)
 {
 	int fd = bpf_prog_get_fd_by_id(id);
-	struct held *h = fd >= 0 ? held_get(r, id, s) : NULL;
+	struct held *h;
+	size_t got = 0;
 
+	if (fd < 0)
+		return 0;
+	h = held_get(r, id, s);
 	if (h) {
-		h->woke_ns = mono_ns();
+		got = h->len;
 		held_fill(r, h, fd, h->len + DRAIN_BATCH);
+		got = h->len - got;
+		if (got)
+			h->woke_ns = mono_ns();	/* a read of no bytes keeps no right */
 		held_drop_empty(r, h);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
+	return got;
 }
 
 /* Wakes the main thread, for a drain. 1 when it was woken already and
@@ -285,7 +294,7 @@ static int wake_one(struct rescue *r, __u32 id, enum stream s)
 	h = held_find(r, id, s);
 	if (!allowed(r, id, s)) {
 		/* not ours */
-	} else if (h && h->claim == RESCUE_LEAVE && !r->anytime) {
+	} else if (h && h->claim == RESCUE_LEAVE) {
 		now = mono_ns();
 		if (now - h->left_ns > LEAVE_RETRY_NS) {
 			h->left_ns = now;
@@ -293,8 +302,12 @@ static int wake_one(struct rescue *r, __u32 id, enum stream s)
 		}
 	} else if (!readable(r, h, id, s)) {
 		idle = ask(r);
-	} else if (r->bytes < RESCUE_MAX) {
-		rescue_read(r, id, s);
+	} else if (r->bytes < RESCUE_MAX && rescue_read(r, id, s)) {
+		/* only a read that returned bytes is of use: a stream whose
+		 * accounting stays past the mark (capacity the kernel leaked,
+		 * pushes it refuses) wakes us at every push, with nothing to
+		 * read, and must not keep this thread, or its right, busy
+		 */
 		notify(r->notify_fd);
 		idle = 0;
 	}
@@ -449,6 +462,11 @@ int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int s
 		r->spare = NULL;
 	}
 	pthread_mutex_unlock(&r->lock);
+	/* only the streams we read wake the thread; and the wake is armed
+	 * once a cycle whatever happened to the last one
+	 */
+	fill__select(r->fill, ids, cnt, streams);
+	fill__arm(r->fill);
 	return 0;
 }
 

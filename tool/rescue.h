@@ -12,7 +12,9 @@
  * process keeps past its commits (journal.h: RESCUE_READ). A selected
  * stream it may not read makes the notify descriptor readable, for a
  * drain of its own, which claims the right. Without a journal there is
- * nobody to keep order with: it reads every selected stream (anytime).
+ * nobody to keep order with: it reads every selected stream (anytime),
+ * but those left to another reader (RESCUE_LEAVE, readers.h). Only
+ * selected streams wake it (fill__select()).
  * The thread asks for real-time priority (SCHED_FIFO 1) where it may: it
  * only copies bytes and sleeps, and a reader that waits for a busy CPU is
  * a reader that comes too late.

@@ -142,6 +142,9 @@ int session__open(struct session *s, const struct session_opts *o)
 	if (!err) {
 		ops.journal = s->journal;
 		ops.sym = s->sym;
+		/* from the start: a reader is seen from its first read after */
+		ops.readers = progs__readers(s->progs);
+		ops.steal = journal_cli__steal();
 		err = pipeline__new(&s->pl, s->drainer, &ops);
 	}
 	if (err) {
@@ -159,8 +162,23 @@ void session__quiesce(struct session *s)
 		drainer__rescue_stop(s->drainer);
 }
 
+int session__end(struct session *s, int err)
+{
+	int kerr;
+
+	session__quiesce(s);
+	err = err ?: pipeline__flush(s->pl);
+	if (!err)
+		return 0;
+	/* a reader gone or a failed write must not lose what was read */
+	kerr = pipeline__keep(s->pl);
+	return kerr && (err == -EPIPE || err == -EINTR) ? kerr : err;
+}
+
 void session__close(struct session *s)
 {
+	/* no read ahead while the pipeline goes */
+	session__quiesce(s);
 	pipeline__free(s->pl);
 	drainer__free(s->drainer);
 	symbolizer__free(s->sym);

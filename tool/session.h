@@ -66,5 +66,13 @@ void session__wait(struct session *s, double secs, bool busy);
  * that the last drain hands out everything read.
  */
 void session__quiesce(struct session *s);
+/* The end of every run, after its last drain, whatever ended it (err:
+ * 0, or why the run failed): the rescue stops; on success everything
+ * held is emitted (pipeline__flush()); on failure, or when that fails,
+ * nothing more goes to the sink and every byte read is kept
+ * (pipeline__keep()): a read is destructive. The run's error, or keeping's
+ * where the run's was only a reader gone (-EPIPE) or a signal (-EINTR).
+ */
+int session__end(struct session *s, int err);
 
 #endif

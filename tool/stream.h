@@ -96,7 +96,9 @@ int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsig
 enum rescue_claim {
 	RESCUE_ASK,	/* wake the main thread, for a drain (the default) */
 	RESCUE_READ,	/* read it: this process holds its read right (journal.h) */
-	RESCUE_LEAVE,	/* nothing: another process holds its read right */
+	RESCUE_LEAVE,	/* nothing: another process holds its read right, or reads
+			 * the stream itself (readers.h)
+			 */
 };
 /* rescue__claim(); 0 without a rescue. */
 int drainer__rescue_claim(struct drainer *d, __u32 id, enum stream s, enum rescue_claim c);

@@ -489,7 +489,7 @@ int do_top(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = journal_children,
+		.children = drain_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation (leaked bytes, a stream found full "
 		       "when drained: reports refused); programs unloaded with faults in the "
@@ -512,7 +512,7 @@ int do_top(int argc, char **argv)
 		},
 	};
 	struct demo *demo = NULL;
-	int err, flush_err, rc;
+	int err, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
@@ -547,9 +547,8 @@ int do_top(int argc, char **argv)
 		}
 	}
 	err = env.batch ? run_batch(&m, &c) : tui_run(&m, &env.o, tick, &c);
-	/* what the journal could not keep goes to a spill file, whatever ended top */
-	flush_err = pipeline__flush(s.pl);
-	err = err ?: flush_err;
+	/* what was read is kept (or spilled), whatever ended top */
+	err = session__end(&s, err);
 	if (err)
 		rc = session__failed(&s, err, "top");
 out:

@@ -1,0 +1,47 @@
+# A journal another process holds write-locked (a sqlite3 shell in a
+# transaction, a backup): record reads nothing meanwhile (it could not keep
+# what it read), says so once on stderr, and reads everything once the lock
+# goes, saying that once too. Oracles: the shim's served offsets (nothing
+# read while locked, all after) and the journal read with report --json.
+# INJECTED CONTENT: stream bytes come from tests/shim for a real program.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+t=$(mktmp)
+d=$t/fixtures; mkdir -p "$d"
+J=$t/journal.db
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+served() { [ "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" = "$(stat -c %s "$d/$id.2")" ]; }
+nothing_served() { [ "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" = 0 ]; }
+
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$t/rec.err" & rpid=$!
+check "record's first cycle done" wait_asleep "$rpid"
+# Python's sqlite3 takes the write lock and keeps it until told
+python3 -c '
+import os, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("begin immediate")
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+	time.sleep(0.05)
+c.execute("commit")
+' "$J" "$t/locked" "$t/release" & lpid=$!
+check "the journal is locked" wait_until 60 test -e "$t/locked"
+printf 'while locked %d\n' $(seq 1 5) > "$d/$id.2"
+fixture_added H
+said_locked() { grep -q "locked by another process" "$t/rec.err"; }
+check "record says the journal is locked" wait_until 60 said_locked
+check "... and read nothing meanwhile (the shim served 0 bytes)" nothing_served
+touch "$t/release"; wait "$lpid"
+check "once the lock went, record read the stream" wait_until 60 served
+said_unlocked() { grep -q "unlocked: reading streams" "$t/rec.err"; }
+check "... and said so" wait_until 60 said_unlocked
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "record ends 0" "$?" 0
+check_eq "each said once" "$(grep -c 'locked by another process' "$t/rec.err") $(grep -c 'unlocked: reading' "$t/rec.err")" "1 1"
+check_eq "record said nothing else" "$(grep -vc 'locked by another process\|unlocked: reading' "$t/rec.err")" 0
+check_eq "the journal has the 5 messages" \
+	"$("$BPFSTDERR" report --json --journal "$J" -p "$id" 2>/dev/null | jq ".programs[] | select(.id == $id) | .messages.stderr")" 5
+finish
