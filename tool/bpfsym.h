@@ -9,8 +9,9 @@
 #include <stdbool.h>
 
 #include "fault.h"
+#include "progs.h"
 #include "strpool.h"
-#include "symbolize.h"
+#include "symloc.h"
 
 struct bpfsym;
 

@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 
 #include "fill.h"
+#include "stream.h"
 #include "kbtf.h"
 #include "fill.skel.h"
 
@@ -128,10 +129,11 @@ unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s)
 {
 	struct fill_refused v;
 
-	if (s < 1 || s > 2 || bpf_map__lookup_elem(f->skel->maps.refused, &id, sizeof(id), &v,
-						   sizeof(v), 0))
+	if (s < STREAM_STDOUT || s > STREAM_STDERR)
 		return 0;
-	return v.n[s - 1];
+	if (bpf_map__lookup_elem(f->skel->maps.refused, &id, sizeof(id), &v, sizeof(v), 0))
+		return 0;
+	return v.n[stream_idx(s)];
 }
 
 void fill__prog_fds(const struct fill *f, int fds[2])

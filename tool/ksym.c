@@ -690,6 +690,15 @@ static bool memo_hit(const struct memo *m, size_t k, const struct frame *fr, boo
 	       m->exact == exact && !strcmp(m->sym, fr->sym);
 }
 
+/* Is frame i a trapping instruction, looked up as is (symbolize.h)? */
+static bool frame_is_exact(const struct fault *f, int i)
+{
+	const char *prev = i > 0 ? f->frames[i - 1].sym : NULL;
+
+	return prev && (!strncmp(prev, "asm_exc_", 8) || !strncmp(prev, "asm_sysvec_", 11) ||
+			!strcmp(prev, "asm_common_interrupt"));
+}
+
 static int kernel_frame_uncached(struct ksyms *s, struct kobj *k, const struct fault *f, int i,
 				 struct sym_loc *loc);
 

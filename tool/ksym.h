@@ -8,7 +8,7 @@
 
 #include "fault.h"
 #include "strpool.h"
-#include "symbolize.h"
+#include "symloc.h"
 
 struct ksyms;
 

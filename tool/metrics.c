@@ -481,8 +481,9 @@ static void sample(FILE *f, const char *name, const struct mprog *p, const char 
 
 static void render_counters(FILE *f, bool om, const struct mview *v)
 {
+	enum stream st;
 	size_t i;
-	int k, s;
+	int k;
 
 	family(f, om, "bpfstderr_faults_total", M_COUNTER,
 	       "Fault reports the journal ever took, by program and kind.");
@@ -493,9 +494,9 @@ static void render_counters(FILE *f, bool om, const struct mview *v)
 	family(f, om, "bpfstderr_messages_total", M_COUNTER,
 	       "Messages the journal ever took, by program and stream.");
 	for (i = 0; i < v->cnt; i++)
-		for (s = 0; s < STREAM_CNT; s++)
+		for_each_stream(st)
 			sample(f, "bpfstderr_messages_total", &v->progs[i], "stream",
-			       stream_name(STREAM_STDOUT + s), v->progs[i].messages[s]);
+			       stream_name(st), v->progs[i].messages[stream_idx(st)]);
 }
 
 enum sgauge { SG_ACCOUNTED, SG_LOST, SG_FULL_AT };
@@ -516,15 +517,15 @@ static long long sgauge_value(const struct mprog *p, enum sgauge g, int s)
 static void stream_gauge(FILE *f, const char *name, const struct mview *v, enum sgauge g)
 {
 	const struct mprog *p;
+	enum stream st;
 	size_t i;
-	int s;
 
 	for (i = 0; i < v->cnt; i++) {
 		p = &v->progs[i];
 		if (!p->loaded || !p->has_streams)
 			continue;
-		for (s = 0; s < STREAM_CNT; s++)
-			sample(f, name, p, "stream", stream_name(STREAM_STDOUT + s), sgauge_value(p, g, s));
+		for_each_stream(st)
+			sample(f, name, p, "stream", stream_name(st), sgauge_value(p, g, stream_idx(st)));
 	}
 }
 

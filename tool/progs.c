@@ -553,7 +553,7 @@ int progs__fill_err(struct progs *p)
  */
 static bool prog_active(const struct prog *q)
 {
-	return !q->has_streams || q->capacity[0] > 0 || q->capacity[1] > 0;
+	return !q->has_streams || stream_fullest(q->capacity) > 0;
 }
 
 static int index_active(struct prog_list *l)

@@ -306,8 +306,16 @@ static int collect_dumps(struct report *r)
  */
 static bool silent_loss(const struct prog *p)
 {
-	return stream_accounted(p->capacity) ||
-	       (p->has_drops && (p->dropped_msgs[0] > 0 || p->dropped_msgs[1] > 0));
+	enum stream st;
+
+	if (stream_accounted(p->capacity))
+		return true;
+	if (!p->has_drops)
+		return false;
+	for_each_stream(st)
+		if (p->dropped_msgs[stream_idx(st)] > 0)
+			return true;
+	return false;
 }
 
 static void add_silent_losses(struct report *r)
@@ -577,11 +585,33 @@ struct totals {
 	int lossy, full;	/* losing reports; a stream found full */
 };
 
+/* Bytes the kernel dropped, or else bytes a read to the end left. */
+static unsigned long long lost_bytes(const struct saturation *s)
+{
+	unsigned long long n = 0;
+	enum stream st;
+
+	for_each_stream(st)
+		n += s->has_drops ? (unsigned long long)s->dropped_bytes[stream_idx(st)] :
+				    (unsigned long long)s->leaked[stream_idx(st)];
+	return n;
+}
+
+/* Streams a drain found full. */
+static int streams_full(const struct saturation *s)
+{
+	enum stream st;
+	int n = 0;
+
+	for_each_stream(st)
+		n += !!s->full_ns[stream_idx(st)];
+	return n;
+}
+
 static struct totals totals_of(const struct report *r, struct gprog **progs, size_t n)
 {
 	struct totals t = {};
 	struct saturation s;
-	enum stream st;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -591,11 +621,9 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 		t.stacks += progs[i]->stack_dumps;
 		t.groups += progs[i]->group_cnt;
 		if (s.known)
-			t.lost_bytes += s.has_drops ? (unsigned long long)(s.dropped_bytes[0] + s.dropped_bytes[1]) :
-						      (unsigned long long)s.leaked[0] + s.leaked[1];
+			t.lost_bytes += lost_bytes(&s);
 		/* as each program's streams say it (full_at_drain) */
-		for_each_stream(st)
-			t.full += !!s.full_ns[stream_idx(st)];
+		t.full += streams_full(&s);
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;

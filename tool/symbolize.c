@@ -72,14 +72,6 @@ const char *symbolizer__prepare(struct symbolizer *s)
 }
 
 /* The frame after an exception entry is the instruction that trapped. */
-bool frame_is_exact(const struct fault *f, int i)
-{
-	const char *prev = i > 0 ? f->frames[i - 1].sym : NULL;
-
-	return prev && (!strncmp(prev, "asm_exc_", 8) || !strncmp(prev, "asm_sysvec_", 11) ||
-			!strcmp(prev, "asm_common_interrupt"));
-}
-
 static const char *last_component(const char *path)
 {
 	const char *slash = strrchr(path, '/');

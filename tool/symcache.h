@@ -17,7 +17,7 @@
 #include <stdbool.h>
 
 #include "strpool.h"
-#include "symbolize.h"
+#include "symloc.h"
 
 #define SYMCACHE_ENTRIES_MAX	65536	/* a file, unless $BPFSTDERR_CACHE_MAX */
 #define SYMCACHE_FILES_MAX	32	/* objects kept; the oldest go first */

@@ -829,10 +829,10 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
 		snprintf(buf, len, "%s", r->unloaded ? "(unloaded)" : r->owner);
 		break;
 	case COL_OUT:
-		snprintf(buf, len, "%llu", r->msgs[0]);
+		snprintf(buf, len, "%llu", r->msgs[stream_idx(STREAM_STDOUT)]);
 		break;
 	case COL_ERR:
-		snprintf(buf, len, "%llu", r->msgs[1]);
+		snprintf(buf, len, "%llu", r->msgs[stream_idx(STREAM_STDERR)]);
 		break;
 	case COL_FAULTS:
 		snprintf(buf, len, "%llu", r->fault_total);
@@ -876,6 +876,7 @@ static int cmp_num(double a, double b)
 static int cmp_view(const void *a, const void *b)
 {
 	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+	int out = stream_idx(STREAM_STDOUT), err = stream_idx(STREAM_STDERR);
 	int c = 0;
 
 	switch (sort_col) {
@@ -883,8 +884,8 @@ static int cmp_view(const void *a, const void *b)
 	case COL_TYPE: c = strcmp(prog_type_name(x->ident.type), prog_type_name(y->ident.type)); break;
 	case COL_NAME: c = strcmp(x->ident.name, y->ident.name); break;
 	case COL_OWNER: c = strcmp(x->owner, y->owner); break;
-	case COL_OUT: c = cmp_num(x->msgs[0], y->msgs[0]); break;
-	case COL_ERR: c = cmp_num(x->msgs[1], y->msgs[1]); break;
+	case COL_OUT: c = cmp_num(x->msgs[out], y->msgs[out]); break;
+	case COL_ERR: c = cmp_num(x->msgs[err], y->msgs[err]); break;
 	case COL_FAULTS: case COL_KINDS: c = cmp_num(x->fault_total, y->fault_total); break;
 	case COL_RATE: c = cmp_num(x->rate, y->rate); break;
 	case COL_LAST:

@@ -678,8 +678,8 @@ static void print_detail(struct tui *t, FILE *f, struct row *r)
 	term_escape(name, sizeof(name), r->ident.name, strlen(r->ident.name));
 	fprintf(f, "program %u %s  tag %s  %s  %s%s\n", r->ident.id, name, r->ident.tag, prog_type_name(r->ident.type),
 		r->owner, r->unloaded ? "  UNLOADED" : "");
-	fprintf(f, "messages: stdout %llu, stderr %llu; faults %llu", r->msgs[0], r->msgs[1],
-		r->fault_total);
+	fprintf(f, "messages: stdout %llu, stderr %llu; faults %llu", r->msgs[stream_idx(STREAM_STDOUT)],
+		r->msgs[stream_idx(STREAM_STDERR)], r->fault_total);
 	if (r->fault_total)
 		fprintf(f, " (%s)", row_kinds(r, name, sizeof(name)));
 	fputc('\n', f);

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "stream.h"
 #include "watch.h"
 #include "../bpf/fill.h"
 #include "../bpf/progs.h"
@@ -153,6 +154,7 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt)
 {
 	struct watch_slot *s = w->skel->bss->slots;
 	__u32 *busy = w->skel->bss->busy, nr_busy = 0;
+	enum stream st;
 	size_t i;
 	int k;
 
@@ -161,11 +163,12 @@ bool watch__remember(struct watch *w, const struct prog_rec *recs, size_t cnt)
 		return false;
 	for (i = 0; i < cnt; i++) {
 		s[i].aux = recs[i].aux_addr;
-		for (k = 0; k < 2; k++) {
+		for_each_stream(st) {
+			k = stream_idx(st);
 			s[i].capacity[k] = recs[i].capacity[k];
 			s[i].dropped_msgs[k] = recs[i].dropped_msgs[k];
 		}
-		if (recs[i].capacity[0] <= 0 && recs[i].capacity[1] <= 0)
+		if (stream_fullest(recs[i].capacity) <= 0)
 			continue;
 		if (nr_busy < WATCH_BUSY_MAX)
 			busy[nr_busy] = i;
