@@ -6,7 +6,8 @@
 #include <bpf/libbpf.h>
 
 #include "fill.h"
-#include "stream.h"
+#include "ids.h"
+#include "streamio.h"
 #include "kbtf.h"
 #include "fill.skel.h"
 
@@ -147,22 +148,6 @@ void fill__arm(struct fill *f)
 	__atomic_store_n(&f->skel->bss->armed, 1, __ATOMIC_RELEASE);
 }
 
-static bool sorted_has(const __u32 *ids, size_t cnt, __u32 id)
-{
-	size_t lo = 0, hi = cnt, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* The map follows the selection by its changes: a cycle of an unchanged
  * selection costs no syscall.
  */
@@ -173,10 +158,10 @@ static int select_update(struct fill *f, const __u32 *ids, size_t cnt, unsigned 
 	int err;
 
 	for (i = 0; i < f->nsel; i++)
-		if (!sorted_has(ids, cnt, f->sel[i]))
+		if (!ids_find(ids, cnt, f->sel[i]))
 			bpf_map_delete_elem(fd, &f->sel[i]);
 	for (i = 0; i < cnt; i++) {
-		if (streams == f->sel_streams && sorted_has(f->sel, f->nsel, ids[i]))
+		if (streams == f->sel_streams && ids_find(f->sel, f->nsel, ids[i]))
 			continue;
 		err = bpf_map_update_elem(fd, &ids[i], &streams, BPF_ANY);
 		if (err)

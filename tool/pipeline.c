@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pipeline.h"
+#include "rescue.h"
 
 /* Programs whose recorded BPF frame locations the symbolizer has learned,
  * and up to which event.
@@ -199,6 +200,14 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 }
 
 
+/* The drainer's read-ahead (rescue.h), or NULL: every rescue__ call
+ * takes that.
+ */
+static struct rescue *rescue_of(const struct pipeline *pl)
+{
+	return drainer__rescue(pl->drainer);
+}
+
 /* ---- read rights (journal.h) ------------------------------------------------ */
 
 static void release(struct pipeline *pl, struct tracked *t, enum stream s)
@@ -230,7 +239,7 @@ static unsigned int claim_rights(struct pipeline *pl, struct tracked *t, unsigne
 		t->claimed[i] = rc > 0;
 		pl->nclaimed += rc > 0;
 		c = rc == -EBUSY ? RESCUE_LEAVE : rc > 0 ? RESCUE_READ : RESCUE_ASK;
-		if (drainer__rescue_claim(pl->drainer, t->p.ident.id, s, c)) {
+		if (rescue__claim(rescue_of(pl), t->p.ident.id, s, c)) {
 			/* no memory to say so: the rescue asks, as by default */
 		}
 	}
@@ -250,7 +259,7 @@ static void release_rights(struct pipeline *pl)
 		t = pl->t[i];
 		for_each_stream(s)
 			if (t->claimed[stream_idx(s)] &&
-			    !drainer__rescue_keep(pl->drainer, t->p.ident.id, s))
+			    !rescue__keep(rescue_of(pl), t->p.ident.id, s))
 				release(pl, t, s);
 	}
 }
@@ -264,7 +273,7 @@ static void release_all(struct pipeline *pl, struct tracked *t)
 		return;
 	for_each_stream(s) {
 		/* the rescue stops reading before the right goes */
-		drainer__rescue_claim(pl->drainer, t->p.ident.id, s, RESCUE_ASK);
+		rescue__claim(rescue_of(pl), t->p.ident.id, s, RESCUE_ASK);
 		if (t->claimed[stream_idx(s)])
 			release(pl, t, s);
 	}
@@ -578,7 +587,7 @@ static unsigned int streams_to_read(const struct pipeline *pl, const struct prog
 		return pl->ops.streams;
 	for_each_stream(s)
 		if ((p->capacity[stream_idx(s)] > 0 && !stream_dry(pl, t, s)) ||
-		    drainer__held(pl->drainer, p->ident.id, STREAM_MASK(s)))
+		    rescue__holds(rescue_of(pl), p->ident.id, STREAM_MASK(s)))
 			mask |= STREAM_MASK(s);
 	return mask & pl->ops.streams;
 }
@@ -626,14 +635,15 @@ static int left_after(int capacity, unsigned long long read)
 static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *p)
 {
 	struct journal *j = pl->ops.journal;
+	unsigned long long refused;
 	struct timespec now;
+	enum stream s;
 	int i, err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	for (i = 0; i < STREAM_CNT; i++) {
-		unsigned long long refused = drainer__refused(pl->drainer, t->p.ident.id,
-							      STREAM_STDOUT + i);
-
+	for_each_stream(s) {
+		i = stream_idx(s);
+		refused = drainer__refused(pl->drainer, t->p.ident.id, s);
 		t->full[i] = (p->has_streams && stream_full(p->capacity[i])) || refused > t->refused[i];
 		t->refused[i] = refused;
 		if (!t->full[i])
@@ -642,7 +652,7 @@ static int note_full(struct pipeline *pl, struct tracked *t, const struct prog *
 		t->p.full_ns[i] = t->full_ns[i];	/* what sinks see without a journal */
 		if (j && !err)
 			err = (t->p.row ? 0 : journal__prog(j, &t->p)) ?:
-			      journal__set_full(j, t->p.row, i + 1, t->full_ns[i]);
+			      journal__set_full(j, t->p.row, s, t->full_ns[i]);
 	}
 	return err;
 }
@@ -717,15 +727,15 @@ static unsigned int leave_to_others(struct pipeline *pl, struct tracked *t, unsi
 			continue;
 		if (!readers__live(pl->ops.readers, id, s, &rd)) {
 			if (t->left_to[i])	/* gone: ours again */
-				drainer__rescue_claim(pl->drainer, id, s, RESCUE_ASK);
+				rescue__claim(rescue_of(pl), id, s, RESCUE_ASK);
 			t->left_to[i] = 0;
 			continue;
 		}
 		if (t->left_to[i] != rd.pid + 1)
 			say_left(pl, t, s, &rd);
 		t->left_to[i] = rd.pid + 1;
-		drainer__rescue_claim(pl->drainer, id, s, RESCUE_LEAVE);
-		if (!drainer__held(pl->drainer, id, STREAM_MASK(s)))
+		rescue__claim(rescue_of(pl), id, s, RESCUE_LEAVE);
+		if (!rescue__holds(rescue_of(pl), id, STREAM_MASK(s)))
 			mask &= ~STREAM_MASK(s);
 	}
 	return mask;
@@ -835,9 +845,9 @@ static bool drain_gone(struct pipeline *pl, struct tracked *t, bool may_read, lo
 {
 	struct prog p = { .ident = t->p.ident, .has_streams = true };
 
-	if (drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK_BOTH))
+	if (rescue__holds(rescue_of(pl), t->p.ident.id, STREAM_MASK_BOTH))
 		drain_turn(pl, t, &p, may_read, total, err);
-	if (drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK_BOTH))
+	if (rescue__holds(rescue_of(pl), t->p.ident.id, STREAM_MASK_BOTH))
 		return false;
 	forget(pl, t);
 	return true;
@@ -865,7 +875,7 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 	__u32 *ids;
 
 	/* held bytes can be a quiet program's: only the whole list has it */
-	if (same_list(pl, now) && !drainer__held(pl->drainer, 0, 0))
+	if (same_list(pl, now) && !rescue__holds(rescue_of(pl), 0, 0))
 		return drain_active(pl, now, may_read);
 	/* room for the gone ones kept (drain_gone()) */
 	next = calloc(now->cnt + pl->cnt + 1, sizeof(*next));
@@ -956,7 +966,7 @@ static int flush_tail(const struct jprog *jp, enum stream s, long long since, vo
 	/* the process with the right may hold what follows the tail: this
 	 * one too, read ahead and not handed out yet
 	 */
-	if (ours && drainer__held(pl->drainer, jp->ident.id, STREAM_MASK(s)))
+	if (ours && rescue__holds(rescue_of(pl), jp->ident.id, STREAM_MASK(s)))
 		return 0;
 	if (!ours && (right = journal__claim(pl->ops.journal, jp->ident.id, s)) == -EBUSY)
 		return 0;
@@ -1072,7 +1082,7 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 	const struct prog *p;
 	size_t i;
 
-	if (drainer__held(pl->drainer, 0, 0))	/* read ahead, maybe of a quiet program */
+	if (rescue__holds(rescue_of(pl), 0, 0))	/* read ahead, maybe of a quiet program */
 		return true;
 	for (i = 0; i < pl->cnt && pl->nclaimed; i++)
 		if (refused_new(pl, pl->t[i]))
@@ -1344,7 +1354,7 @@ static int read_events(struct pipeline *pl)
 /* The rescue reads for the programs tracked now, while there is room. */
 int pipeline__allow_rescue(struct pipeline *pl)
 {
-	return drainer__rescue_allow(pl->drainer, pl->ids, pl->cnt, pl->ops.streams, !pl->no_room,
+	return rescue__allow(rescue_of(pl), pl->ids, pl->cnt, pl->ops.streams, !pl->no_room,
 				     !pl->ops.journal);
 }
 
@@ -1389,7 +1399,7 @@ bool pipeline__claims(const struct pipeline *pl)
 
 bool pipeline__holds(struct pipeline *pl)
 {
-	return drainer__held(pl->drainer, 0, 0);
+	return rescue__holds(rescue_of(pl), 0, 0);
 }
 
 void pipeline__forget_dry(struct pipeline *pl)
@@ -1448,8 +1458,8 @@ static int keep_held(struct pipeline *pl)
 		t = pl->t[i];
 		memset(t->log, 0, sizeof(t->log));	/* the last cycle's, committed */
 		for_each_stream(s)
-			if (!err && drainer__held(pl->drainer, t->p.ident.id, STREAM_MASK(s)))
-				err = drainer__drain_held(pl->drainer, t->p.ident.id, s, keep_bytes, t);
+			if (!err && rescue__holds(rescue_of(pl), t->p.ident.id, STREAM_MASK(s)))
+				err = rescue__drain_held(rescue_of(pl), t->p.ident.id, s, keep_bytes, t);
 	}
 	return err;
 }

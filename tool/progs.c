@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ids.h"
 #include "progs.h"
 #include "readers.h"
 #include "fill.h"
@@ -775,16 +776,9 @@ void prog_list__free(struct prog_list *l)
 	l->cnt = l->cnt_active = 0;
 }
 
-static int cmp_id(const void *key, const void *elem)
-{
-	__u32 id = *(const __u32 *)key, other = *(const __u32 *)elem;
-
-	return id < other ? -1 : id > other;
-}
-
 const __u32 *prog_ids_find(const __u32 *ids, size_t cnt, __u32 id)
 {
-	return ids ? bsearch(&id, ids, cnt, sizeof(*ids), cmp_id) : NULL;
+	return ids_find(ids, cnt, id);
 }
 
 const char *prog_type_name(__u32 type)

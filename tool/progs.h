@@ -11,7 +11,7 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "stream.h"
+#include "streamio.h"
 
 #define STREAM_MAX_CAPACITY	100000	/* BPF_STREAM_MAX_CAPACITY */
 #define ERROR_COUNT_MAX		64	/* RFC BPF_PROG_ERROR_COUNT_MAX */

@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 
 #include "fill.h"
-#include "progs.h"
+#include "ids.h"
 #include "rescue.h"
 
 /* The thread reads at most this much of a stream per wake, then lets the
@@ -212,7 +212,7 @@ static void held_drop_empty(struct rescue *r, struct held *h)
 static bool allowed(const struct rescue *r, __u32 id, enum stream s)
 {
 	return r->room && (r->streams & STREAM_MASK(s)) &&
-	       prog_ids_find(r->ids, r->nids, id);
+	       ids_find(r->ids, r->nids, id);
 }
 
 static long long mono_ns(void)
@@ -444,8 +444,11 @@ void rescue__free(struct rescue *r)
 int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room,
 		  bool anytime)
 {
-	__u32 *copy = malloc((cnt ? cnt : 1) * sizeof(*copy));
+	__u32 *copy;
 
+	if (!r)
+		return 0;
+	copy = malloc((cnt ? cnt : 1) * sizeof(*copy));
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, ids, cnt * sizeof(*copy));
@@ -475,6 +478,8 @@ int rescue__claim(struct rescue *r, __u32 id, enum stream s, enum rescue_claim c
 	struct held *h;
 	int err = 0;
 
+	if (!r)
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	h = c == RESCUE_ASK ? held_find(r, id, s) : held_get(r, id, s);
 	if (h) {
@@ -493,6 +498,8 @@ bool rescue__keep(struct rescue *r, __u32 id, enum stream s)
 	struct held *h;
 	bool keep;
 
+	if (!r)
+		return false;
 	pthread_mutex_lock(&r->lock);
 	h = held_find(r, id, s);
 	keep = h && h->claim == RESCUE_READ && (h->len || mono_ns() - h->woke_ns < KEEP_NS);
@@ -510,6 +517,8 @@ bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask)
 	bool any = false;
 	size_t i;
 
+	if (!r)
+		return false;
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->nh && !any; i++)
 		any = r->h[i].len && (!mask || (r->h[i].id == id && (mask & STREAM_MASK(r->h[i].s))));
@@ -588,15 +597,22 @@ int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn
 	}
 }
 
+int rescue__drain_held(struct rescue *r, __u32 id, enum stream s, drain_fn fn, void *ctx)
+{
+	return r ? rescue__drain(r, -1, id, s, fn, ctx) : 0;
+}
+
 int rescue__notify_fd(struct rescue *r)
 {
-	return r->notify_fd;
+	return r ? r->notify_fd : -1;
 }
 
 void rescue__notified(struct rescue *r)
 {
 	__u64 n;
 
+	if (!r)
+		return;
 	/* under the lock: an ask() between the two would be lost */
 	pthread_mutex_lock(&r->lock);
 	if (read(r->notify_fd, &n, sizeof(n)) < 0) {

@@ -33,12 +33,25 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "stream.h"
+#include "streamio.h"
 
 #define RESCUE_MAX	(64 << 20)	/* bytes held, all streams */
 
 struct rescue;
 struct fill;
+
+/* A stream past the mark: what the thread does with it. */
+enum rescue_claim {
+	RESCUE_ASK,	/* wake the main thread, for a drain (the default) */
+	RESCUE_READ,	/* read it: this process holds its read right (journal.h) */
+	RESCUE_LEAVE,	/* nothing: another process holds its read right, or reads
+			 * the stream itself (readers.h)
+			 */
+};
+
+/* Every call but rescue__start() takes a NULL rescue (none started): it
+ * holds nothing, reads nothing, and its notify descriptor is -1.
+ */
 
 /* The thread takes f's wakes (nobody else may wait on fill__fd() then). */
 int rescue__start(struct rescue **out, struct fill *f);
@@ -52,8 +65,8 @@ void rescue__free(struct rescue *r);
  */
 int rescue__allow(struct rescue *r, const __u32 *ids, size_t cnt, unsigned int streams, bool room,
 		  bool anytime);
-/* What the thread does with stream s of program id (enum rescue_claim,
- * stream.h) when it passes the mark.
+/* What the thread does with stream s of program id when it passes the
+ * mark.
  */
 int rescue__claim(struct rescue *r, __u32 id, enum stream s, enum rescue_claim c);
 /* After a commit, for a RESCUE_READ stream: does the thread hold bytes of
@@ -68,6 +81,10 @@ bool rescue__holds(struct rescue *r, __u32 id, unsigned int mask);
  * handed to fn in order, at most STREAM_READ_BUF at a time.
  */
 int rescue__drain(struct rescue *r, int fd, __u32 id, enum stream s, drain_fn fn, void *ctx);
+/* Only what is held of stream s of program id, handed to fn: the stream
+ * is not read.
+ */
+int rescue__drain_held(struct rescue *r, __u32 id, enum stream s, drain_fn fn, void *ctx);
 /* Readable when a selected stream other than the one being drained passed
  * the mark, or a drain stopped at its limit with bytes left: drain again.
  * rescue__notified() empties it.

@@ -10,6 +10,7 @@
 #include "journal_cli.h"
 #include "main.h"
 #include "output.h"
+#include "rescue.h"
 #include "session.h"
 
 static volatile sig_atomic_t stopped;
@@ -97,11 +98,11 @@ static void wait_ticking(struct session *s, double secs)
  */
 static bool rescuing(struct session *s)
 {
-	if (!drainer__rescuing(s->drainer) && !s->rescue_err) {
+	if (!drainer__rescue(s->drainer) && !s->rescue_err) {
 		s->rescue_err = drainer__rescue_start(s->drainer, progs__fill(s->progs)) ?:
 				pipeline__allow_rescue(s->pl) ?: -EALREADY;
 	}
-	return drainer__rescuing(s->drainer);
+	return drainer__rescue(s->drainer);
 }
 
 void session__wait(struct session *s, double secs, bool busy)
@@ -111,8 +112,8 @@ void session__wait(struct session *s, double secs, bool busy)
 	if (fd >= 0 && rescuing(s)) {
 		if (pipeline__claims(s->pl) && secs > PIPELINE_RIGHT_WAIT)
 			secs = PIPELINE_RIGHT_WAIT;
-		wait_fd(drainer__rescue_fd(s->drainer), secs);
-		drainer__rescue_notified(s->drainer);
+		wait_fd(rescue__notify_fd(drainer__rescue(s->drainer)), secs);
+		rescue__notified(drainer__rescue(s->drainer));
 		return;
 	}
 	if (fd >= 0) {
@@ -158,8 +159,7 @@ int session__open(struct session *s, const struct session_opts *o)
 
 void session__quiesce(struct session *s)
 {
-	if (s->drainer)
-		drainer__rescue_stop(s->drainer);
+	rescue__stop(drainer__rescue(s->drainer));
 }
 
 int session__end(struct session *s, int err)

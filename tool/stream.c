@@ -16,42 +16,6 @@
 #include "stream.h"
 #include "rfc_drain.skel.h"
 
-/* The attr as 6.17 defines it; Debian's uapi headers predate it. The rest
- * of the union must be zero or the kernel answers EINVAL.
- */
-struct prog_stream_read_attr {
-	__aligned_u64 stream_buf;
-	__u32 stream_buf_len;
-	__u32 stream_id;
-	__u32 prog_fd;
-};
-
-#if LIBBPF_MAJOR_VERSION > 1 || (LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 6)
-/* libbpf 1.6 wraps the command itself. */
-ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len)
-{
-	int ret = bpf_prog_stream_read(prog_fd, s, buf, len > 0xffffffffu ? 0xffffffffu : len,
-				       NULL);
-
-	return ret < 0 ? (errno ? -errno : ret) : ret;
-}
-#else
-ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len)
-{
-	union bpf_attr attr;
-	struct prog_stream_read_attr *a = (void *)&attr;
-	long ret;
-
-	memset(&attr, 0, sizeof(attr));
-	a->stream_buf = (__u64)(unsigned long)buf;
-	a->stream_buf_len = len > 0xffffffffu ? 0xffffffffu : len;
-	a->stream_id = s;
-	a->prog_fd = prog_fd;
-	ret = syscall(__NR_bpf, BPF_PROG_STREAM_READ_BY_FD, &attr, sizeof(attr));
-	return ret < 0 ? -errno : ret;
-}
-#endif
-
 const char *stream_name(enum stream s)
 {
 	return s == STREAM_STDOUT ? "stdout" : s == STREAM_STDERR ? "stderr" : "unknown";
@@ -269,51 +233,9 @@ int drainer__rescue_start(struct drainer *d, struct fill *f)
 	return rescue__start(&d->rescue, f);
 }
 
-void drainer__rescue_stop(struct drainer *d)
+struct rescue *drainer__rescue(const struct drainer *d)
 {
-	rescue__stop(d->rescue);
-}
-
-bool drainer__rescuing(const struct drainer *d)
-{
-	return d->rescue;
-}
-
-int drainer__rescue_fd(struct drainer *d)
-{
-	return d->rescue ? rescue__notify_fd(d->rescue) : -1;
-}
-
-void drainer__rescue_notified(struct drainer *d)
-{
-	if (d->rescue)
-		rescue__notified(d->rescue);
-}
-
-int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
-			  bool room, bool anytime)
-{
-	return d->rescue ? rescue__allow(d->rescue, ids, cnt, streams, room, anytime) : 0;
-}
-
-int drainer__rescue_claim(struct drainer *d, __u32 id, enum stream s, enum rescue_claim c)
-{
-	return d->rescue ? rescue__claim(d->rescue, id, s, c) : 0;
-}
-
-bool drainer__rescue_keep(struct drainer *d, __u32 id, enum stream s)
-{
-	return d->rescue && rescue__keep(d->rescue, id, s);
-}
-
-int drainer__drain_held(struct drainer *d, __u32 id, enum stream s, drain_fn fn, void *ctx)
-{
-	return d->rescue ? rescue__drain(d->rescue, -1, id, s, fn, ctx) : 0;
-}
-
-bool drainer__held(struct drainer *d, __u32 id, unsigned int mask)
-{
-	return d->rescue && rescue__holds(d->rescue, id, mask);
+	return d ? d->rescue : NULL;
 }
 
 unsigned long long drainer__refused(struct drainer *d, __u32 id, enum stream s)

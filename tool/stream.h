@@ -8,48 +8,31 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "../bpf/stream_ids.h"
-
-#ifndef BPF_PROG_STREAM_READ_BY_FD
-#define BPF_PROG_STREAM_READ_BY_FD 37
-#endif
-
-#define STREAM_CNT		2	/* stdout, stderr */
-
-/* Per-stream arrays hold STREAM_CNT values, indexed by stream_idx(). */
-static inline int stream_idx(enum stream s)
-{
-	return s - STREAM_STDOUT;
-}
+#include "streamio.h"
 
 /* Bytes accounted to both streams together. */
 static inline long long stream_accounted(const int capacity[STREAM_CNT])
 {
-	return (long long)capacity[0] + capacity[1];
+	return (long long)capacity[stream_idx(STREAM_STDOUT)] + capacity[stream_idx(STREAM_STDERR)];
 }
 
 /* The fuller stream's bytes accounted. */
 static inline int stream_fullest(const int capacity[STREAM_CNT])
 {
-	return capacity[0] > capacity[1] ? capacity[0] : capacity[1];
+	int out = capacity[stream_idx(STREAM_STDOUT)], err = capacity[stream_idx(STREAM_STDERR)];
+
+	return out > err ? out : err;
 }
 
 static inline unsigned long long stream_sum(const unsigned long long v[STREAM_CNT])
 {
-	return v[0] + v[1];
+	return v[stream_idx(STREAM_STDOUT)] + v[stream_idx(STREAM_STDERR)];
 }
-
-#define for_each_stream(s)	for ((s) = STREAM_STDOUT; (s) <= STREAM_STDERR; (s)++)
-#define STREAM_MASK(s)		(1U << (s))
-#define STREAM_MASK_BOTH	(STREAM_MASK(STREAM_STDOUT) | STREAM_MASK(STREAM_STDERR))
 
 /* "stdout", "stderr" */
 const char *stream_name(enum stream s);
 /* The stream named so by stream_name(): 0, or -EINVAL. */
 int stream_from_name(const char *name, enum stream *s);
-
-/* bpf(BPF_PROG_STREAM_READ_BY_FD): bytes copied, 0 when empty, -errno. */
-ssize_t stream_read_fd(int prog_fd, enum stream s, void *buf, size_t len);
 
 enum stream_backend {
 	BACKEND_NONE,
@@ -62,11 +45,6 @@ bool stream_rfc_kfuncs_present(void);
 enum stream_backend stream_backend_detect(void);
 const char *stream_backend_name(enum stream_backend b);
 
-#define STREAM_READ_BUF		(64 * 1024)
-
-/* Bytes drained from one stream; non-zero stops the drain. */
-typedef int (*drain_fn)(__u32 prog_id, enum stream s, const void *buf, size_t len, void *ctx);
-
 struct drainer;
 
 int drainer__new(struct drainer **out, enum stream_backend b);
@@ -78,38 +56,15 @@ int drainer__drain(struct drainer *d, __u32 prog_id, unsigned int mask, drain_fn
 void drainer__free(struct drainer *d);
 
 struct fill;
+struct rescue;
 /* Read ahead of the drains (rescue.h): a thread that f's wakes wake reads
- * streams into memory, and drainer__drain() hands that out in turn. Upstream backend only; -errno when it cannot start. f's
- * refusal counts are drainer__refused()'s either way.
+ * streams into memory, and drainer__drain() hands that out in turn.
+ * Upstream backend only; -errno when it cannot start. f's refusal counts
+ * are drainer__refused()'s either way.
  */
 int drainer__rescue_start(struct drainer *d, struct fill *f);
-/* The thread stops (before a last drain: nothing is read after it). */
-void drainer__rescue_stop(struct drainer *d);
-bool drainer__rescuing(const struct drainer *d);
-/* rescue__notify_fd(), or -1 without a rescue; rescue__notified(). */
-int drainer__rescue_fd(struct drainer *d);
-void drainer__rescue_notified(struct drainer *d);
-/* What the thread may read (rescue__allow()); nothing without a rescue. */
-int drainer__rescue_allow(struct drainer *d, const __u32 *ids, size_t cnt, unsigned int streams,
-			  bool room, bool anytime);
-/* A stream past the mark: what the rescue's thread does with it. */
-enum rescue_claim {
-	RESCUE_ASK,	/* wake the main thread, for a drain (the default) */
-	RESCUE_READ,	/* read it: this process holds its read right (journal.h) */
-	RESCUE_LEAVE,	/* nothing: another process holds its read right, or reads
-			 * the stream itself (readers.h)
-			 */
-};
-/* rescue__claim(); 0 without a rescue. */
-int drainer__rescue_claim(struct drainer *d, __u32 id, enum stream s, enum rescue_claim c);
-/* rescue__keep(); false without a rescue. */
-bool drainer__rescue_keep(struct drainer *d, __u32 id, enum stream s);
-/* Only what the rescue holds of stream s of program id, handed to fn; the
- * stream is not read.
- */
-int drainer__drain_held(struct drainer *d, __u32 id, enum stream s, drain_fn fn, void *ctx);
-/* Bytes held for program id's streams in mask (mask 0: for any program). */
-bool drainer__held(struct drainer *d, __u32 id, unsigned int mask);
+/* The rescue started, for its own calls (rescue.h), or NULL. */
+struct rescue *drainer__rescue(const struct drainer *d);
 /* Pushes to the stream the kernel refused as full since the fill wake
  * was given (drainer__rescue_start()), counted by it; else 0.
  */

@@ -15,6 +15,7 @@
 
 #include "fault.h"
 #include "journal.h"
+#include "stream.h"
 #include "unit.h"
 
 struct got {

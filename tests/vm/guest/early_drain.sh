@@ -242,7 +242,8 @@ else
 	check "head: the storm ran" wait_until 600 gen_done
 	wait "$hpid"
 	check_eq "head: follow ended 0 once head went (EPIPE)" "$(cat "$out/head.rc")" 0
-	check_eq "head: follow said nothing" "$(cat "$out/head.ferr")" ""
+	# (but that this guest has no kernel debuginfo for its frames)
+	check_eq "head: follow said nothing else" "$(grep -v 'no vmlinux with DWARF found' "$out/head.ferr")" ""
 	check_eq "head: the storm's stderr read while it came (capacity 0)" "$(emptied "$sid")" 0
 fi
 exec 5>&-; wait "$gpid"
