@@ -52,6 +52,10 @@ struct doctor {
 	struct journal_info journal;
 	const char *problem;	/* why bpfstderr cannot work here, or NULL */
 	const char *caveat;	/* what is not known to work, or NULL */
+	/* why bpfstderr runs but no content will show (the write probe's
+	 * result), or empty
+	 */
+	char blind[384];
 	int exit_code;
 };
 
@@ -140,6 +144,45 @@ static void find_bpffs(char *out, size_t len)
 	fclose(f);
 }
 
+static const char *errno_name(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "unknown errno";
+}
+
+/* What the probe's own write says the user will see: a write that
+ * failed, or one that succeeded but could not be read back, means no
+ * message and no fault report will show, whatever bpfstderr does.
+ */
+static void judge_writes(struct doctor *d)
+{
+	const struct stream_health *h = &d->health;
+	const char *kfunc = printk_kfunc_name(h->printk_kfunc);
+
+	switch (h->verdict) {
+	case WRITE_ENOMEM:
+	case WRITE_ENOSPC:
+	case WRITE_FAILS:
+		snprintf(d->blind, sizeof(d->blind),
+			 "every stream write fails (the probe's %s returned %d, %s), so the kernel "
+			 "drops every message and fault report; top and follow list the programs "
+			 "but no content will ever reach them%s", kfunc, h->write_ret,
+			 errno_name(-h->write_ret),
+			 h->charged > 0 ? " (top counts the dropped bytes as leaked capacity)" :
+			 h->charged == 0 ? " (a dropped report leaves no trace here)" : "");
+		break;
+	case WRITE_LOST:
+		snprintf(d->blind, sizeof(d->blind),
+			 "the probe's %s returned %d but reading its stream back returned %d: "
+			 "another reader may be draining every stream before bpfstderr",
+			 kfunc, h->write_ret, h->read_ret);
+		break;
+	default:
+		break;
+	}
+}
+
 static void judge(struct doctor *d)
 {
 	d->exit_code = EXIT_OK;
@@ -156,6 +199,8 @@ static void judge(struct doctor *d)
 		/* Reading works; whether anything is written is unknown. */
 		d->caveat = "stream writes are untested (the probe program could not be loaded): "
 			    "whether programs' messages and fault reports reach their streams is unknown";
+	} else {
+		judge_writes(d);
 	}
 }
 
@@ -203,13 +248,6 @@ static void examine(struct doctor *d)
 		journal__inspect(d->journal_path, &d->journal);
 	}
 	judge(d);
-}
-
-static const char *errno_name(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "unknown errno";
 }
 
 static const char *yes_no(bool b)
@@ -408,6 +446,8 @@ static void print_plain(const struct doctor *d)
 		printf("%-22s bpfstderr cannot work here: %s\n", "verdict", d->problem);
 	else if (d->caveat)
 		printf("%-22s bpfstderr can read streams here, but %s\n", "verdict", d->caveat);
+	else if (d->blind[0])
+		printf("%-22s bpfstderr runs here, but nothing will show: %s\n", "verdict", d->blind);
 	else
 		printf("%-22s bpfstderr can work here\n", "verdict");
 }
@@ -575,6 +615,13 @@ static int print_json(const struct doctor *d)
 	json_add_bool(o, "usable", !d->problem);
 	json_add_str(o, "problem", d->problem);
 	json_add_str(o, "caveat", d->caveat);
+	/* null when unknown (not probed, or writes untested) */
+	if (d->problem || d->caveat || d->health.verdict == WRITE_UNTESTED ||
+	    d->health.verdict == WRITE_UNSUPPORTED)
+		json_add_null(o, "shows_content");
+	else
+		json_add_bool(o, "shows_content", !d->blind[0]);
+	json_add_str(o, "nothing_shows", d->blind[0] ? d->blind : NULL);
 	err = json_print(o, stdout);
 	json_object_put(o);
 	return err;
@@ -596,9 +643,11 @@ int do_doctor(int argc, char **argv)
 		"every cycle (BPFSTDERR_FULL_WALK=1 forces that). \"early drain\": how a stream "
 		"past 25000 bytes is drained before the next interval: woken by the kernel's "
 		"push (fexit; BPFSTDERR_NO_FILL_WAKE=1 turns it off) or the watch's check "
-		"every 10 ms while busy.\v"
+		"every 10 ms while busy. "
+		"The verdict says what you will see: where the probe's own write fails (or "
+		"cannot be read back), bpfstderr runs but nothing will show, and it says why.\v"
 		"Exit status: 0 bpfstderr can read streams here (the verdict says when stream "
-		"writes could not be tested), 3 a capability is missing, "
+		"writes could not be tested, or fail so that nothing will show), 3 a capability is missing, "
 		"4 the kernel lacks BTF or BPF streams.",
 	};
 	struct doctor d = {};

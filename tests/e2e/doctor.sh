@@ -18,6 +18,24 @@ case $ret in
 esac
 check_eq "verdict matches the return value ($ret)" "$(jq -r .stream_writes.verdict "$out/d.json")" "$want"
 stop_holder H
+# What the user will see, said from the same write: where it fails, the
+# verdict says nothing will show and why (the return value, its errno).
+"$BPFSTDERR" doctor > "$out/verdict.txt"
+if [ "$ret" -lt 0 ]; then
+	ename=$(python3 -c "import errno, sys; print(errno.errorcode[-int(sys.argv[1])])" "$ret")
+	check_eq "write returned $ret: doctor says no content will show" \
+		"$(jq -c '[.usable, .shows_content]' "$out/d.json")" '[true,false]'
+	check "write returned $ret: the verdict says nothing will show, with $ret ($ename)" \
+		grep -qE "^verdict +bpfstderr runs here, but nothing will show: every stream write fails \(the probe's bpf_stream_vprintk[a-z_]* returned $ret, $ename\)" "$out/verdict.txt"
+	check_eq "write returned $ret: JSON names the same reason" \
+		"$(jq -r .nothing_shows "$out/d.json")" "$(sed -n 's/^verdict  *bpfstderr runs here, but nothing will show: //p' "$out/verdict.txt")"
+	check "write returned $ret: the verdict never says it can work" \
+		bash -c '! grep -q "can work here" "$1"' _ "$out/verdict.txt"
+else
+	check_eq "write returned $ret: content shows" "$(jq -c '[.shows_content, .nothing_shows]' "$out/d.json")" '[true,null]'
+	check "write returned $ret: the verdict says bpfstderr can work here" \
+		grep -qE "^verdict +bpfstderr can work here$" "$out/verdict.txt"
+fi
 
 bpftool btf dump file /sys/kernel/btf/vmlinux > "$out/btf.txt"
 has() { grep -q "$1" "$out/btf.txt" && echo true || echo false; }
