@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <linux/bpf.h>
 #include <json-c/json.h>
 
@@ -484,6 +485,43 @@ static int start_demo(struct demo **demo)
 	return EXIT_OK;
 }
 
+/* The first line of a small file, without its newline; empty if none. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Where the demo runs, measured: a distribution's kernel by its own
+ * version ("Debian 7.3.4", from /proc/version), else the release; under
+ * QEMU when the firmware says so (DMI).
+ */
+static void demo_where(char *buf, size_t len)
+{
+	char version[512], vendor[64], ver[64];
+	struct utsname u;
+	const char *d;
+
+	read_line("/proc/version", version, sizeof(version));
+	read_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	d = strstr(version, " Debian ");
+	if (d && sscanf(d, " Debian %63[0-9.]", ver) == 1)
+		snprintf(buf, len, "Debian %s", ver);
+	else if (!uname(&u))
+		snprintf(buf, len, "Linux %s", u.release);
+	else
+		snprintf(buf, len, "this kernel");
+	if (strstr(vendor, "QEMU"))
+		snprintf(buf + strlen(buf), len - strlen(buf), " under QEMU");
+}
+
 int do_top(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -496,8 +534,9 @@ int do_top(int argc, char **argv)
 		       "journal stay, marked. OWNER is looked up when programs come or go, when an "
 		       "owner exits, and at least every 30 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "
-		       "Space/p pause, c clear, S runtime statistics, h/? help, q/Esc back or quit. The status line "
-		       "shows PAUSED and the filter first. q and every signal that ends top "
+		       "Space/p pause, c clear, S runtime statistics, n notices in full, h/? help, q/Esc back "
+		       "or quit. The status line shows PAUSED and the filter first; each notice under it "
+		       "fits the width, shortened with [n: more] when it must be. q and every signal that ends top "
 		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
 	};
 	struct top_model m;
@@ -537,6 +576,8 @@ int do_top(int argc, char **argv)
 			goto out;
 	}
 	m.demo_refused = demo__notice(demo);
+	if (env.demo)
+		demo_where(m.demo_where, sizeof(m.demo_where));
 	env.o.stats = set_stats;
 	if (env.stats) {
 		err = set_stats(&m, true, &c);

@@ -111,6 +111,7 @@ struct top_model {
 	char notice[512];		/* the journal's state when it matters (no room) */
 	bool demo;
 	const char *demo_refused;	/* sources the host refused, or NULL */
+	char demo_where[128];		/* the kernel and machine the demo runs on */
 	double interval;		/* seconds */
 	unsigned long long fault_total, msg_total;
 	int losing;			/* programs whose stderr lost bytes */

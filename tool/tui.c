@@ -20,7 +20,7 @@
 #define MIN_COLS	40
 #define MIN_LINES	10
 
-enum view { VIEW_TABLE, VIEW_DETAIL, VIEW_FOLLOW, VIEW_HELP };
+enum view { VIEW_TABLE, VIEW_DETAIL, VIEW_FOLLOW, VIEW_HELP, VIEW_NOTICES };
 
 enum pair { PAIR_HEAD = 1, PAIR_FAULT, PAIR_WARN, PAIR_OK };
 
@@ -357,7 +357,6 @@ static void draw_header(struct tui *t, int y, const bool *show, const int *width
 
 static void draw_status(struct tui *t)
 {
-	const struct stream_health *h = &t->m->health;
 	char line[512];
 	int faulting = 0;
 	size_t i;
@@ -377,53 +376,140 @@ static void draw_status(struct tui *t)
 	style_on(t, 0, A_BOLD);
 	put_clipped(0, 0, line, COLS);
 	style_off(t, 0, A_BOLD);
-	if (t->m->notice[0]) {	/* reads stopped: it changes what the screen means */
-		style_on(t, PAIR_WARN, A_BOLD);
-		put_clipped(1, 0, t->m->notice, COLS);
-		style_off(t, PAIR_WARN, A_BOLD);
+}
+
+/* ---- notices: the lines under the status line ------------------------- */
+
+/* Each fits the terminal's width: in full, or in brief (else cut) with
+ * NOTICE_HINT; n shows them all in full, wrapped (VIEW_NOTICES).
+ */
+#define NOTICE_MAX	3
+#define NOTICE_HINT	" [n: more]"
+
+struct notice {
+	char full[1100];
+	char brief[300];	/* empty: the full text, cut */
+	enum pair pair;
+	int attr;
+};
+
+/* The first line: the journal's state when reads stopped (it changes what
+ * the screen means), else what the write probe measured.
+ */
+static void health_notice(struct tui *t, struct notice *n)
+{
+	const struct stream_health *h = &t->m->health;
+
+	n->attr = A_BOLD;
+	n->pair = PAIR_WARN;
+	if (t->m->notice[0]) {
+		snprintf(n->full, sizeof(n->full), "%s", t->m->notice);
 		return;
 	}
 	if (h->verdict == WRITE_WORKS) {
-		style_on(t, PAIR_OK, 0);
-		put_clipped(1, 0, "stream writes work: messages and fault reports are readable", COLS);
-		style_off(t, PAIR_OK, 0);
+		n->pair = PAIR_OK;
+		n->attr = 0;
+		snprintf(n->full, sizeof(n->full), "stream writes work: messages and fault reports are readable");
 		return;
 	}
-	snprintf(line, sizeof(line), "stream writes %s%s: %s", stream_health__label(h),
+	n->pair = PAIR_FAULT;
+	snprintf(n->full, sizeof(n->full), "stream writes %s%s: %s", stream_health__label(h),
 		 h->verdict == WRITE_ENOMEM ? " - fault reports are being dropped by this kernel" : "",
 		 stream_health__meaning(h));
-	style_on(t, PAIR_FAULT, A_BOLD);
-	put_clipped(1, 0, line, COLS);
-	style_off(t, PAIR_FAULT, A_BOLD);
+	snprintf(n->brief, sizeof(n->brief), "stream writes %s: %s", stream_health__label(h),
+		 h->verdict == WRITE_UNTESTED ? "whether anything shows is unknown" :
+		 h->verdict == WRITE_UNSUPPORTED ? "programs cannot print" : "nothing will show here");
 }
 
-/* What the demo shows on this host, from what the write probe measured. */
-static const char *demo_banner(const struct stream_health *h)
+/* What the demo shows on this host, from what the write probe measured,
+ * and where it runs.
+ */
+static void demo_notice(struct tui *t, struct notice *n)
 {
-	if (h->verdict == WRITE_WORKS)
-		return "demo: demo_* programs fault once a second and print";
-	if (stream_health__untraced(h))
-		return "demo: demo_* programs fault once a second; this kernel drops their reports "
-		       "without a trace (a failed write charges nothing), so their rows stay at 0: "
-		       "only the write probe shows the loss";
-	return "demo: demo_* programs fault once a second; their reports are dropped here, so "
-	       "their streams stay empty and SATURATION shows the bytes each dropped report leaked";
-}
+	const struct stream_health *h = &t->m->health;
+	const char *w = t->m->demo_where[0] ? t->m->demo_where : "this kernel";
 
-static int draw_banner(struct tui *t)
-{
-	char line[1100];
-
-	if (!t->m->demo)
-		return 0;
-	style_on(t, PAIR_WARN, 0);
-	put_clipped(2, 0, demo_banner(&t->m->health), COLS);
-	if (t->m->demo_refused) {
-		snprintf(line, sizeof(line), "demo: %s", t->m->demo_refused);
-		put_clipped(3, 0, line, COLS);
+	n->pair = PAIR_WARN;
+	if (h->verdict == WRITE_WORKS) {
+		snprintf(n->full, sizeof(n->full), "demo on %s: demo_* programs fault once a second and print", w);
+		snprintf(n->brief, sizeof(n->brief), "demo on %s: demo_* fault and print", w);
+	} else if (stream_health__untraced(h)) {
+		snprintf(n->full, sizeof(n->full), "demo on %s: demo_* programs fault once a second; this "
+			 "kernel drops their reports without a trace (a failed write charges nothing), so "
+			 "their rows stay at 0: only the write probe shows the loss", w);
+		snprintf(n->brief, sizeof(n->brief), "demo on %s: reports dropped without a trace", w);
+	} else {
+		snprintf(n->full, sizeof(n->full), "demo on %s: demo_* programs fault once a second; their "
+			 "reports are dropped here, so their streams stay empty and SATURATION shows the "
+			 "bytes each dropped report leaked", w);
+		snprintf(n->brief, sizeof(n->brief), "demo on %s: reports dropped, SATURATION shows them", w);
 	}
-	style_off(t, PAIR_WARN, 0);
-	return t->m->demo_refused ? 2 : 1;
+}
+
+/* Fills n[] in the order they are drawn; returns how many. */
+static int collect_notices(struct tui *t, struct notice *n)
+{
+	int cnt = 0;
+
+	memset(n, 0, NOTICE_MAX * sizeof(*n));
+	health_notice(t, &n[cnt++]);
+	if (!t->m->demo)
+		return cnt;
+	demo_notice(t, &n[cnt++]);
+	if (t->m->demo_refused) {
+		n[cnt].pair = PAIR_WARN;
+		snprintf(n[cnt++].full, sizeof(n->full), "demo: %s", t->m->demo_refused);
+	}
+	return cnt;
+}
+
+static void draw_notice(struct tui *t, int y, const struct notice *n)
+{
+	const char *s = n->brief[0] ? n->brief : n->full;
+	int hint = text_width(NOTICE_HINT), room = COLS - hint, used;
+
+	style_on(t, n->pair, n->attr);
+	if (text_width(n->full) <= COLS) {
+		put_clipped(y, 0, n->full, COLS);
+	} else {
+		if (text_width(s) > room)
+			room--;	/* for the ellipsis */
+		used = put_clipped(y, 0, s, room);
+		if (used < text_width(s))
+			addstr(MB_CUR_MAX > 1 ? "\u2026" : ">");
+		addstr(NOTICE_HINT);
+	}
+	style_off(t, n->pair, n->attr);
+}
+
+/* Returns the lines drawn, from line 1. */
+static int draw_notices(struct tui *t)
+{
+	struct notice n[NOTICE_MAX];
+	int cnt = collect_notices(t, n), i;
+
+	for (i = 0; i < cnt; i++)
+		draw_notice(t, 1 + i, &n[i]);
+	return cnt;
+}
+
+static void fold(FILE *f, const char *s, int width);
+
+static void fill_notices(struct tui *t, FILE *f)
+{
+	struct notice n[NOTICE_MAX];
+	int cnt = collect_notices(t, n), i;
+
+	for (i = 0; i < cnt; i++) {
+		fold(f, n[i].full, COLS);
+		fprintf(f, "\n");
+	}
+}
+
+static void title_notices(struct tui *t, char *buf, size_t len)
+{
+	(void)t;
+	snprintf(buf, len, "bpfstderr top - notices in full");
 }
 
 static void draw_footer(struct tui *t)
@@ -791,6 +877,37 @@ static void draw_text(struct tui *t, int y0, void (*fill)(struct tui *t, FILE *f
 	free(buf);
 }
 
+/* s word-wrapped at width columns (safe UTF-8: what put_clipped() draws). */
+static void fold(FILE *f, const char *s, int width)
+{
+	const char *p, *cut;
+	mbstate_t st;
+	int used, w;
+	wchar_t wc;
+	size_t n;
+
+	while (*s) {
+		memset(&st, 0, sizeof(st));
+		for (p = s, cut = NULL, used = 0; *p; p += n, used += w) {
+			n = mbrtowc(&wc, p, strlen(p), &st);
+			if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+				n = 1;
+				memset(&st, 0, sizeof(st));
+			}
+			w = n > 1 && wcwidth(wc) > 0 ? wcwidth(wc) : 1;
+			if (used + w > width)
+				break;
+			if (*p == ' ')
+				cut = p;
+		}
+		if (*p && cut && cut > s)
+			p = cut;
+		fprintf(f, "%.*s\n", (int)(p - s), s);
+		for (s = p; *s == ' '; s++)
+			;
+	}
+}
+
 static struct row *selected_row(struct tui *t)
 {
 	return t->nrows ? t->rows[t->sel] : NULL;
@@ -858,7 +975,7 @@ static void draw(struct tui *t)
 		return;
 	}
 	draw_status(t);
-	y0 = 2 + draw_banner(t);
+	y0 = 1 + draw_notices(t);
 	switch (t->view) {
 	case VIEW_TABLE:
 		draw_table(t, y0);
@@ -871,6 +988,9 @@ static void draw(struct tui *t)
 		break;
 	case VIEW_HELP:
 		draw_page(t, y0, fill_help, title_help);
+		break;
+	case VIEW_NOTICES:
+		draw_page(t, y0, fill_notices, title_notices);
 		break;
 	}
 	draw_footer(t);
@@ -906,9 +1026,11 @@ static void act_end(struct tui *t) { move_sel(t, 1000000); }
 
 static void open_view(struct tui *t, enum view v)
 {
-	if (v != VIEW_HELP && !selected_row(t))
+	bool page = v == VIEW_HELP || v == VIEW_NOTICES;
+
+	if (!page && !selected_row(t))
 		return;
-	if (t->view != VIEW_HELP)
+	if (t->view != VIEW_HELP && t->view != VIEW_NOTICES)
 		t->back = t->view;
 	t->view = v;
 	t->scroll = v == VIEW_FOLLOW ? -1 : 0;
@@ -917,6 +1039,7 @@ static void open_view(struct tui *t, enum view v)
 static void act_detail(struct tui *t) { if (t->view == VIEW_TABLE) open_view(t, VIEW_DETAIL); }
 static void act_follow(struct tui *t) { open_view(t, VIEW_FOLLOW); }
 static void act_help(struct tui *t) { open_view(t, VIEW_HELP); }
+static void act_notices(struct tui *t) { open_view(t, VIEW_NOTICES); }
 
 static void act_back(struct tui *t)
 {
@@ -924,7 +1047,7 @@ static void act_back(struct tui *t)
 		t->quit = true;
 		return;
 	}
-	t->view = t->view == VIEW_HELP ? t->back : VIEW_TABLE;
+	t->view = t->view == VIEW_HELP || t->view == VIEW_NOTICES ? t->back : VIEW_TABLE;
 	t->back = VIEW_TABLE;
 }
 
@@ -969,6 +1092,7 @@ static const struct action actions[] = {
 	{ { ' ', 'p' }, "Space, p", "pause / resume reading", act_pause },
 	{ { 'c' }, "c", "clear counts, fault groups and graphs", act_clear },
 	{ { 'S' }, "S", "runtime statistics on / off (run/s, ns/run, cpu%; see below)", act_stats },
+	{ { 'n' }, "n", "every notice under the status line in full", act_notices },
 	{ { 'h', '?' }, "h, ?", "this help", act_help },
 	{ { 'q', 27 }, "q, Esc", "back, or quit from the table", act_back },
 	{ { 'Q' }, "Q", "quit from anywhere", act_quit },
