@@ -69,7 +69,7 @@ LIVES      := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/t
 # Everything of the tool but main(), for unit tests and helpers to link.
 LIB_OBJS   := $(filter-out $(BUILD)/obj/bpfstderr.o,$(TOOL_OBJS))
 
-.PHONY: all deps run check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help \
+.PHONY: all deps run demo-vm check test vmtest tests-build bench fuzz fuzz-build install uninstall clean help \
 	deb debtest
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -79,7 +79,9 @@ all: $(BUILD)/bpfstderr
 help:
 	@echo "make deps     install build and test packages (Debian 12, as root)"
 	@echo "make          build $(BUILD)/bpfstderr"
-	@echo "make run      deps + build + start bpfstderr top --demo"
+	@echo "make run      deps + build + bpfstderr top --demo: here where stream content can"
+	@echo "              show (doctor's probes), else in Debian's kernel under qemu; HOST=1: here"
+	@echo "make demo-vm  deps + build + bpfstderr top --demo in Debian's kernel under qemu"
 	@echo "make check    deps + build + whole test suite (needs root)"
 	@echo "make vmtest   build + kernel lab: tests/vm/guest/*.sh in Debian's kernels under qemu"
 	@echo "make install  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
@@ -199,10 +201,17 @@ vmtest: tests-build
 	tests/vm/lab.sh $(BUILD)
 
 # deps first, then a fresh make: flags come from pkg-config, which deps may
-# have just installed.
+# have just installed. run decides by measuring (tests/vm/demo.sh): the
+# demo here where doctor's probes say stream content can show, else in
+# Debian's current kernel under qemu (the kernel lab), on this terminal;
+# HOST=1 runs it here anyway. demo-vm runs it in the lab on any machine.
 run: deps
 	$(MAKE) all
-	$(BUILD)/bpfstderr top --demo
+	@tests/vm/demo.sh $(if $(HOST),--host) $(BUILD)
+
+demo-vm: deps
+	$(MAKE) all
+	@tests/vm/demo.sh --lab $(BUILD)
 
 install: all
 	install -D -m 0755 $(BUILD)/bpfstderr $(DESTDIR)$(PREFIX)/sbin/bpfstderr

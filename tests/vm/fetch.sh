@@ -10,6 +10,8 @@
 # Usage: fetch.sh            fetch (once) and print "LABEL VERSION DIR" per kernel
 # BPFSTDERR_LAB_KERNELS: the lines to fetch (default "6.18 7"; "6.17" too
 # while the archive has it).
+# BPFSTDERR_LAB_PROGRESS=1: say what is downloaded (size) and show apt's
+# progress (on stderr; make run).
 # A second run downloads nothing: each kernel's directory is complete once
 # its "done" file exists, and the package lists are refreshed at most once
 # a day (BPFSTDERR_LAB_REFRESH=1 forces it).
@@ -110,12 +112,17 @@ extract() {
 	dir=$KERNELS/$ver
 	[ -e "$dir/done" ] && { echo "$label $ver $dir"; return 0; }
 	tmp=$(mktemp -d "$CACHE/extract.XXXXXX") || die "mktemp in $CACHE"
+	[ -n "${BPFSTDERR_LAB_PROGRESS:-}" ] && echo "bpfstderr-lab: downloading $* ($(
+		apt-cache "${apt_opts[@]}" show --no-all-versions "$@" 2>/dev/null |
+			awk '$1 == "Size:" { s += $2 } END { printf "%d MB", s / 1e6 }')), once;" \
+		"the lab keeps only the kernel and 5 modules" >&2
 	(
 		set -e
 		cd "$APT/cache/archives"
 		for deb in "$@"; do
 			if ! ls "${deb}_"*.deb >/dev/null 2>&1; then
-				apt-get "${apt_opts[@]}" -q download "$deb" >&2
+				apt-get "${apt_opts[@]}" $([ -n "${BPFSTDERR_LAB_PROGRESS:-}" ] || echo -q) \
+					download "$deb" >&2
 			fi
 		done
 	) || { rm -rf "$tmp"; die "download of $* failed"; }

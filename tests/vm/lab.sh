@@ -8,7 +8,9 @@
 # or the archive cannot be reached, one "skip - ..." line says why and
 # counts a skip: never a silent pass.
 #
-# Usage: lab.sh [BUILD] [TEST...]   (TEST: a name in tests/vm/guest/)
+# Usage: lab.sh [BUILD] [TEST...]   (TEST: a name in tests/vm/guest/, or
+# make_run: tests/vm/make_run.sh, make run's lab path in tmux, run once
+# after the guest tests when no TEST is named)
 # BPFSTDERR_LAB_TIMEOUT bounds one guest (default 900 s);
 # BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.18 7", see fetch.sh).
 set -u
@@ -118,16 +120,39 @@ while read -r line; do
 done < <(grep '^bpfstderr-lab: no .* kernel in the archive' "$errs")
 [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && lab_skip "tests/vm/fetch.sh failed (exit $rc): $(tail -n 1 "$errs")"
 
+# make_run: make run's lab path from this host's terminal (tmux), once,
+# in the newest 7.x kernel (tests/vm/make_run.sh).
+run_make_run() {
+	local out last p f k t0=$(date +%s)
+	echo "== make run's lab path (tests/vm/make_run.sh)"
+	out=$(timeout "$TIMEOUT" bash tests/vm/make_run.sh "$BUILD" 2>&1)
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
+	grep -E '^(not ok|# )' <<<"$out" | sed 's/^/    /'
+	[ -n "$last" ] || { printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'; last="0 passed, 1 failed, 0 skipped"; }
+	p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")
+	printf '%-44s %4d passed, %d failed (%ds)\n' "lab: make run" "$p" "$f" "$(($(date +%s) - t0))"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + k))
+}
+
 tests=()
+make_run=1
 if [ $# -gt 0 ]; then
-	for t in "$@"; do tests+=("tests/vm/guest/${t%.sh}.sh"); done
+	make_run=""
+	for t in "$@"; do
+		[ "${t%.sh}" = make_run ] && { make_run=1; continue; }
+		tests+=("tests/vm/guest/${t%.sh}.sh")
+	done
 else
 	tests=(tests/vm/guest/*.sh)
 fi
 while read -r klabel kver kdir; do
+	[ ${#tests[@]} -gt 0 ] || break
 	echo "== kernel $klabel: $kver"
 	for t in "${tests[@]}"; do
 		run_guest "lab $kver: $(basename "$t" .sh)" "$kdir" "$t"
 	done
 done <<<"$kernels"
+[ -n "$make_run" ] && run_make_run
 finish

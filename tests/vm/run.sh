@@ -8,6 +8,9 @@
 #               a vmlinuz that has 9p and overlay built in (modules/ empty)
 #   COMMAND     run by bash inside the guest, in the current directory
 # BPFSTDERR_LAB_SMP sets the guest's CPUs (default 2).
+# BPFSTDERR_LAB_TTY=1: the guest's serial console is this terminal (raw,
+# every key to the guest, no timeout): COMMAND may run a program on
+# /dev/ttyS0 (tests/vm/demo.sh); the terminal's settings come back after.
 # Prints the guest command's output and exits with its exit code; 124 when
 # the guest did not finish within SECONDS (default 600: qemu is killed),
 # 125 when it stopped without a result (console log shown).
@@ -100,6 +103,20 @@ RES=$(mktemp -d "${TMPDIR:-/tmp}/bpfstderr-lab-res.XXXXXX") || die mktemp
 	printf 'cd %q || exit 125\n' "$PWD"
 	printf '%s\n' "$*"
 } >"$RES/cmd.sh"
+
+if [ -n "${BPFSTDERR_LAB_TTY:-}" ]; then
+	saved=$(stty -g)
+	# shellcheck disable=SC2046
+	"$QEMU" -machine q35 $(accel) -smp "${BPFSTDERR_LAB_SMP:-2}" -m 3G -no-reboot -nic none \
+		-display none -vga none -monitor none -chardev stdio,id=con,signal=off -serial chardev:con \
+		-kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
+		-append "console=ttyS0 panic=-1 rdinit=/init quiet loglevel=1 ${BPFSTDERR_LAB_APPEND:-}" \
+		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$RES,mount_tag=results,security_model=none"
+	stty "$saved"
+	[ -s "$RES/rc" ] || die "guest ($(basename "$KDIR")) stopped without a result"
+	exit "$(cat "$RES/rc")"
+fi
 
 # shellcheck disable=SC2046
 "$QEMU" -machine q35 $(accel) -smp "${BPFSTDERR_LAB_SMP:-2}" -m 3G -nographic -no-reboot -nic none \
