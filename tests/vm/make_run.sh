@@ -7,7 +7,8 @@
 # Debian's kernel under QEMU, the terminal's size reached the guest, the
 # demo rows' fault counts rise about once a second, q exits 0 and the
 # terminal comes back as it was (stty -g, the pane's alternate screen and
-# cursor). Run by tests/vm/lab.sh (make vmtest) after the guest tests.
+# cursor); keys reach top in the guest. Run by tests/vm/lab.sh (make
+# vmtest) after the guest tests.
 #
 # Usage: make_run.sh [BUILD]
 cd "$(dirname "$0")/../.." || exit 1
@@ -65,6 +66,13 @@ secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%d", b - a + 0.999 
 check "fault counts rise: $f0 -> $prev in $secs s, rising in $rises of 10 one-second samples" \
 	bash -c "[ $rises -ge 5 ] && [ $((prev - f0)) -le $((secs + 2)) ] && [ $((prev - f0)) -ge 5 ]"
 
+# Keys reach top in the guest: Down and Enter open the second row's detail.
+tmux send-keys -t "$S" Down Enter
+check "keys reach the guest: Down, Enter open a detail" \
+	wait_until 60 bash -c "tmux capture-pane -p -t $S | grep -q '^detail of program [0-9]* demo_'"
+tmux send-keys -t "$S" q
+check "q goes back to the table" \
+	wait_until 60 bash -c "tmux capture-pane -p -t $S | grep -q ' ID TYPE '"
 tmux send-keys -t "$S" q
 check "q ends top and the guest: exit 0, terminal settings as before" \
 	wait_until 120 bash -c "tmux capture-pane -p -t $S | grep -q 'terminal same rc=0'"
