@@ -68,6 +68,8 @@ update_lists() {
 	if [ -z "${BPFSTDERR_LAB_REFRESH:-}" ] && [ -n "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
 		return 0
 	fi
+	[ -n "${BPFSTDERR_LAB_PROGRESS:-}" ] &&
+		echo "bpfstderr-lab: reading the package lists of trixie-backports, trixie and sid (~45 MB, once a day)" >&2
 	out=$(apt-get "${apt_opts[@]}" -q update 2>&1)
 	if ! ls "$APT/lists/"*_Packages* >/dev/null 2>&1; then
 		echo "bpfstderr-lab: cannot reach the Debian archive ($MIRROR):" \
