@@ -16,7 +16,17 @@ start_holder H demo || { fail "load demo programs"; finish; }
 check_refusals H
 faulting=$(faulting_progs H)
 [ -n "$faulting" ] || { fail "some demo fault source loads"; finish; }
-read -r kind first <<<"$faulting"
+# How the kernel treats reports, found with a kind it writes reports for
+# (6.17 writes none for arena faults: doctor asks the kernel's BTF)
+reporting=" $("$BPFSTDERR" doctor --json 2> /dev/null |
+	jq -r '[.fault_reports | to_entries[] | select(.value.kernel_reports) | .key] | join(" ")') "
+first=
+while read -r kind id; do
+	case $kind in arena_*) src=arena ;; deadlock) src=res_spin_lock ;; *) src=$kind ;; esac
+	[[ $reporting == *" $src "* ]] && { first=$id; first_kind=$kind; break; }
+done <<<"$faulting"
+[ -n "$first" ] || { fail "some loaded fault source's reports are written by this kernel ($reporting)"; finish; }
+kind=$first_kind
 
 report_prog() {	# report_prog ID -> that program's JSON entry ({} when it has none:
 	# report lists programs with events or losses)
@@ -67,7 +77,7 @@ while read -r kind id; do
 done <<<"$faulting"
 if [ "$mode" = untraced ]; then
 	skip "reports lost: counted, exit 1, named in text" \
-		"this host drops ${faulting%% *} reports without a trace (capacity 0 after $total faults): the kernel lab shows real loss (tests/vm)"
+		"this host drops $first_kind reports without a trace (capacity 0 after $total faults): the kernel lab shows real loss (tests/vm)"
 else
 	check_eq "reports lost or faults found: exit 1" "$rc" 1
 fi
