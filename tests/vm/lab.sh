@@ -10,7 +10,7 @@
 #
 # Usage: lab.sh [BUILD] [TEST...]   (TEST: a name in tests/vm/guest/)
 # BPFSTDERR_LAB_TIMEOUT bounds one guest (default 900 s);
-# BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.18 7", see fetch.sh).
+# BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.17 6.18 7", see fetch.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
