@@ -195,7 +195,7 @@ check: deps
 test: tests-build
 	tests/run.sh $(BUILD)
 
-# The kernel lab: Debian's 6.18 and 7.x kernels in qemu, where stream
+# The kernel lab: Debian's 6.17, 6.18 and 7.x kernels in qemu, where stream
 # writes work (tests/vm/lab.sh; kernels cached in BPFSTDERR_LAB_CACHE).
 vmtest: tests-build
 	tests/vm/lab.sh $(BUILD)

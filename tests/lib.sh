@@ -177,6 +177,20 @@ faulting_progs() {
 	return 0
 }
 
+# reported_progs VAR: faulting_progs VAR's, those whose kind this kernel
+# writes reports for (doctor --json asks its BTF: 6.17 writes none for
+# arena faults); how a kernel treats reports is learnt from these.
+reported_progs() {
+	local reporting kind id src
+	reporting=" $("$BPFSTDERR" doctor --json 2> /dev/null |
+		jq -r '[.fault_reports | to_entries[] | select(.value.kernel_reports) | .key] | join(" ")') "
+	faulting_progs "$1" | while read -r kind id; do
+		case $kind in arena_*) src=arena ;; deadlock) src=res_spin_lock ;; *) src=$kind ;; esac
+		[[ $reporting == *" $src "* ]] && echo "$kind $id"
+	done
+	return 0
+}
+
 # fixture_added VAR: bytes were added to a fixture while a reader runs.
 # The shim accounts a fixture's unread bytes when the program list is
 # walked (tests/shim/stream_shim.c); readers walk it again when the

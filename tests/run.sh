@@ -76,7 +76,7 @@ fi
 # (tests/vm/lab.sh; one skip line when no kernel can boot here).
 if [ -n "${BPFSTDERR_LAB:-1}" ] && [ "${BPFSTDERR_LAB:-1}" != 0 ]; then
 	echo "== kernel lab with $1/bpfstderr"
-	RUN_TIMEOUT=2400 run_one "lab" tests/vm/lab.sh "$1"
+	RUN_TIMEOUT=3600 run_one "lab" tests/vm/lab.sh "$1"
 fi
 if [ -n "$skips" ]; then
 	echo "== skipped, with the reasons"

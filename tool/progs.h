@@ -15,12 +15,22 @@
 
 #define STREAM_MAX_CAPACITY	100000	/* BPF_STREAM_MAX_CAPACITY */
 #define ERROR_COUNT_MAX		64	/* RFC BPF_PROG_ERROR_COUNT_MAX */
-#define STREAM_MSG_MAX		1024	/* MAX_BPRINTF_BUF: longest single write */
+/* The longest push to a stream: a message is at most 1024 B
+ * (MAX_BPRINTF_BUF), but a fault report is charged whole, at once, by
+ * bpf_stream_stage_commit(), and may be longer. 6.17's
+ * res_spin_lock report lists up to 31 held locks (RES_NR_HELD, 35 B a
+ * line) and its held-lock table is not emptied after a deadlock: its
+ * reports grew from 615 B to 1631 B in the lab, a burst leaving 1063 B
+ * free that no report fitted in. 2048: that, and a deeper stack.
+ */
+#define STREAM_PUSH_MAX		2048
 
-/* Full: a write of the longest message would be refused (-ENOSPC). */
+/* Full: a push of the longest message or report would be refused
+ * (-ENOSPC).
+ */
 static inline bool stream_full(int capacity)
 {
-	return capacity + STREAM_MSG_MAX >= STREAM_MAX_CAPACITY;
+	return capacity + STREAM_PUSH_MAX >= STREAM_MAX_CAPACITY;
 }
 
 /* Losing reports: the one definition every view uses. With the kernel's

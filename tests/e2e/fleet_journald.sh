@@ -285,8 +285,8 @@ mnt=$t/bpffs; mkdir -p "$mnt"
 pin_capacity "$mnt" || { fail "mount bpffs, pin the capacity iterator"; finish; }
 start_holder F demo || { fail "load demo programs"; finish; }
 check_refusals F
-read -r kind fid <<<"$(faulting_progs F)"
-[ -n "$kind" ] || { fail "some demo fault source loads"; finish; }
+read -r kind fid <<<"$(reported_progs F)"
+[ -n "$kind" ] || { fail "some demo fault source loads, its reports written by this kernel"; finish; }
 holder_cmd F "fault $kind 3" > /dev/null
 J=$t/live.db
 "$BPFSTDERR" record -d 0.2 --journald --journal "$J" 2> "$t/live.err" & rpid=$!

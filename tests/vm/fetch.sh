@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Fetch Debian's own kernels for the kernel lab: the newest 6.18.x and the
-# newest 7.x amd64 image the archive has, with a private apt configuration
+# Fetch Debian's own kernels for the kernel lab: the newest 6.17.x, 6.18.x
+# and 7.x amd64 image the archive has, with a private apt configuration
 # (its own sources list, lists and cache under the lab's cache directory;
 # the system's /etc/apt is never read for sources nor written), and keep
 # only what the lab boots: vmlinuz, System.map and config when present, and
 # the netfs, 9pnet, 9pnet_virtio, 9p and overlay modules.
 #
 # Usage: fetch.sh            fetch (once) and print "LABEL VERSION DIR" per kernel
-# BPFSTDERR_LAB_KERNELS: the lines to fetch (default "6.18 7"; "6.17" too
-# while the archive has it).
+# BPFSTDERR_LAB_KERNELS: the lines to fetch (default "6.17 6.18 7"; a line
+# the archive no longer has is said, and the others are fetched).
 # BPFSTDERR_LAB_PROGRESS=1: say what is downloaded (size) and show apt's
 # progress (on stderr; make run).
 # A second run downloads nothing: each kernel's directory is complete once
@@ -199,7 +199,7 @@ main() {
 	update_lists
 	# Once: every apt-cache run parses all three suites' lists (seconds).
 	PKGNAMES=$(apt-cache "${apt_opts[@]}" pkgnames 2>/dev/null)
-	for line in ${BPFSTDERR_LAB_KERNELS:-6.18 7}; do
+	for line in ${BPFSTDERR_LAB_KERNELS:-6.17 6.18 7}; do
 		out=$(fetch_line "$line") || rc=3
 		[ -n "$out" ] || continue
 		echo "$out"

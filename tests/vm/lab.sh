@@ -12,7 +12,7 @@
 # make_run: tests/vm/make_run.sh, make run's lab path in tmux, run once
 # after the guest tests when no TEST is named)
 # BPFSTDERR_LAB_TIMEOUT bounds one guest (default 900 s);
-# BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.18 7", see fetch.sh).
+# BPFSTDERR_LAB_KERNELS picks the kernel lines (default "6.17 6.18 7", see fetch.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 

@@ -9,7 +9,9 @@
 # Oracles: the runs of stacks_print, the callback's own count of its runs
 # (its .bss), the statements' lines in
 # tests/bpf/stacks.bpf.c found by their text, and the kernel's BTF for
-# whether it has the kfunc at all.
+# whether it has the kfunc at all. A kernel without an arena fault
+# reporter (6.17: doctor probes its BTF) runs the callbacks, and the
+# checks of their reports skip, with doctor's word for it.
 . tests/lib.sh
 
 lab_start
@@ -62,6 +64,15 @@ callbacks_settled() {
 }
 wait_until 120 callbacks_settled
 check "the timer's callback ran (${cbs:-?} times, by its own count)" test "${cbs:-0}" -ge 1
+# the faults to find: every callback run's, or none when the kernel
+# writes no arena fault report (asked of doctor, not of the version)
+faults=$cbs
+arena=$("$BPFSTDERR" doctor --json 2> /dev/null | jq -r '.fault_reports.arena.kernel_reports')
+if [ "$arena" != true ]; then
+	skip "the timer callback's arena faults" \
+		"this kernel writes no arena fault report (doctor --json: fault_reports.arena.kernel_reports $arena)"
+	faults=0
+fi
 
 prog_of() { jq -c --argjson i "$1" '[.programs[] | select(.id == $i)] | .[0] // {}' "$out/report.json"; }
 # record's drains come when they come: the report once it has every
@@ -69,7 +80,7 @@ prog_of() { jq -c --argjson i "$1" '[.programs[] | select(.id == $i)] | .[0] // 
 all_recorded() {
 	"$BPFSTDERR" report --json --journal "$J" > "$out/report.json" 2> /dev/null
 	[ "$(jq -c '.stack_dumps // 0' <<<"$(prog_of "$pid_print")")" = "$dumps" ] &&
-		[ "$(jq -c '.fault_count' <<<"$(prog_of "$pid_timer")")" = "$cbs" ]
+		[ "$(jq -c '.fault_count // 0' <<<"$(prog_of "$pid_timer")")" = "$faults" ]
 }
 wait_until 120 all_recorded
 pp=$(prog_of "$pid_print")
@@ -83,36 +94,40 @@ if [ "$dumps" -gt 0 ]; then
 		"[\"stacks_print\",\"stacks.bpf.c\",$want]"
 fi
 want=$(line_of 'seen += *(volatile __u64 __arena *)arena_addr;')
-check_eq "report: every callback run is one arena fault ($cbs)" \
-	"$(jq -c '[.fault_count, .faults.arena_read // 0]' <<<"$pt")" "[$cbs,$cbs]"
-check_eq "report: one group, at the callback's faulting statement (stacks.bpf.c:$want)" \
-	"$(jq -r '[.groups[].signature | capture("(?<fn>[^:@ ]+)@(?<f>[^:@ ]+):(?<l>[0-9]+)$") | "\(.fn)@\(.f):\(.l)"] | join(" ")' <<<"$pt")" \
-	"timer_fault@stacks.bpf.c:$want"
+if [ "$faults" -gt 0 ]; then
+	check_eq "report: every callback run is one arena fault ($cbs)" \
+		"$(jq -c '[.fault_count, .faults.arena_read // 0]' <<<"$pt")" "[$cbs,$cbs]"
+	check_eq "report: one group, at the callback's faulting statement (stacks.bpf.c:$want)" \
+		"$(jq -r '[.groups[].signature | capture("(?<fn>[^:@ ]+)@(?<f>[^:@ ]+):(?<l>[0-9]+)$") | "\(.fn)@\(.f):\(.l)"] | join(" ")' <<<"$pt")" \
+		"timer_fault@stacks.bpf.c:$want"
+fi
 
 ev() { jq -c --argjson i "$1" --arg k "$2" 'select(.prog.id == $i and .kind == $k)' "$out/follow.json"; }
 # what the followers print comes at their cycles, from the journal: both
 # have it all before SIGINT (or after 120 s: the checks below fail)
 all_followed() {
-	[ "$(ev "$pid_print" stack | wc -l)" = "$dumps" ] && [ "$(ev "$pid_timer" fault | wc -l)" = "$cbs" ] &&
+	[ "$(ev "$pid_print" stack | wc -l)" = "$dumps" ] && [ "$(ev "$pid_timer" fault | wc -l)" = "$faults" ] &&
 		[ "$(grep -c ' STACK stack dump (CPU ' "$out/follow.txt")" = "$dumps" ] &&
-		[ "$(grep -c ' FAULT ' "$out/follow.txt")" = "$cbs" ]
+		[ "$(grep -c ' FAULT ' "$out/follow.txt")" = "$faults" ]
 }
 wait_until 120 all_followed
 kill -INT "$fpid" "$epid"; wait "$fpid" "$epid"
 check_eq "follow: one stack event per dump, no message" \
 	"$(ev "$pid_print" stack | wc -l):$(ev "$pid_print" message | wc -l)" "$dumps:0"
-check_eq "follow: every callback's fault, once" "$(ev "$pid_timer" fault | wc -l)" "$cbs"
-check_eq "follow -e: one STACK block per dump, one FAULT per callback run" \
-	"$(grep -c ' STACK stack dump (CPU ' "$out/follow.txt"):$(grep -c ' FAULT ' "$out/follow.txt")" "$dumps:$cbs"
+check_eq "follow: every callback's fault, once ($faults)" "$(ev "$pid_timer" fault | wc -l)" "$faults"
+check_eq "follow -e: one STACK block per dump, one FAULT per reported callback run" \
+	"$(grep -c ' STACK stack dump (CPU ' "$out/follow.txt"):$(grep -c ' FAULT ' "$out/follow.txt")" "$dumps:$faults"
 if [ "$dumps" -gt 0 ]; then
 	check "follow -e: the dump's BPF frame at the call" \
 		grep -q "stacks_print.*stacks.bpf.c:$(line_of 'return bpf_stream_print_stack(')" "$out/follow.txt"
 fi
 # what the interrupt interrupted, in the kernel's own text of each report:
 # a frame of stacks_timer below the callback's, or none
-inside=$(ev "$pid_timer" fault | jq -c 'select(.text | test("_stacks_timer\\+0x"))' | wc -l)
-check "the interrupt landed inside stacks_timer ($inside) and elsewhere ($((cbs - inside))): the frames differ, the group does not" \
-	test "$inside" -gt 0 -a "$((cbs - inside))" -gt 0
+if [ "$faults" -gt 0 ]; then
+	inside=$(ev "$pid_timer" fault | jq -c 'select(.text | test("_stacks_timer\\+0x"))' | wc -l)
+	check "the interrupt landed inside stacks_timer ($inside) and elsewhere ($((cbs - inside))): the frames differ, the group does not" \
+		test "$inside" -gt 0 -a "$((cbs - inside))" -gt 0
+fi
 "$BPFSTDERR" report -p "$pid_print" -p "$pid_timer" --journal "$J" > "$out/report.txt" 2> /dev/null
 [ "$dumps" -gt 0 ] && check "report text: the dumps as one block" grep -q "^  ${dumps}x stack dump " "$out/report.txt"
 kill -TERM "$rpid"; wait "$rpid"; rc=$?
