@@ -64,7 +64,10 @@ thp_enabled() { awk '$1 == "THP_enabled:" { print $2 }' /proc/"$1"/status; }
 thp_wait() {
 	for _ in $(seq 600); do [ "$(thp_enabled "$1")" = 0 ] && return; sleep 0.1; done
 }
-below=$((mark / 500 - 10)) over=20
+# the write that reaches the mark is the last of each burst: with writes
+# after it, a drain the wake brought may come before them, and what they
+# add (below the mark) waits for the 3600 s interval
+below=$((mark / 500 - 10)) over=10
 for mode in wake tick off; do
 	J=$out/$mode.db
 	if [ $mode = wake ]; then
