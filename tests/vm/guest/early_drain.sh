@@ -262,7 +262,9 @@ if [ -n "$sid" ]; then
 	runs=$(awk '/^runs/ { print $2 }' "$out/gen")
 	echo "# head: $(cat "$out/gen" | tr '\n' ' ')"
 	rep=$("$BPFSTDERR" report --json --journal "$J" 2>/dev/null)
-	full=$(jq --argjson i "$sid" '[.programs[] | select(.id == $i) | .streams.stderr.full_at_drain] | .[0]' <<< "$rep")
+	# unloaded by now: its streams are null, and reports_lost says
+	# whether the kernel refused any (found full, or refusals counted)
+	full=$(jq --argjson i "$sid" '[.programs[] | select(.id == $i) | .reports_lost] | .[0]' <<< "$rep")
 	faults=$(jq --argjson i "$sid" '[.programs[] | select(.id == $i) | .faults[]] | add // 0' <<< "$rep")
 	if [ "$full" = true ]; then
 		skip "head: every report is in the journal ($faults of $runs)" "stderr was found full: the kernel refused some"
