@@ -68,7 +68,7 @@ static double bench_journal(const char *dir, int events, int batch)
 			err = journal__begin(j);
 		make_event(i, buf, sizeof(buf), &ev);
 		clock_gettime(CLOCK_REALTIME, &ts);
-		err = err ?: journal__add_event(j, p.row, &ts, &ev);
+		err = err ?: journal__add_event(j, p.row, &ts, &ev, NULL);
 		if (!err && (i % batch == batch - 1 || i == events - 1))
 			err = journal__commit(j);
 	}

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Other readers of streams (readers.h): fexit on bpf_prog_stream_read(),
  * the read command's kernel function, records each read by a process
- * other than ours. Pids are told in our pid namespace (the kernel's
- * bpf_get_ns_current_pid_tgid()): a reader outside it has pid 0.
+ * other than ours, and copies what it returned from the reader's buffer
+ * into ring "mirror" (the reader has it already: the copy costs it the
+ * time of this program, never a byte). Pids are told in our pid namespace
+ * (the kernel's bpf_get_ns_current_pid_tgid()): a reader outside it has
+ * pid 0.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,6 +28,22 @@ struct {
 	__type(value, struct reader_rec);
 } readers SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MIRROR_RING);
+} mirror SEC(".maps");
+
+/* a record is built here: too big for the stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mirror_rec);
+} scratch SEC(".maps");
+
+/* reads whose tail not even a header could say (the ring was full) */
+__u64 mirror_lost;
+
 /* set before load: our pid namespace (st_dev, st_ino of /proc/self/ns/pid)
  * and our pid in it
  */
@@ -35,6 +54,68 @@ const volatile __u32 self_pid;
 /* int bpf_prog_stream_read(struct bpf_prog *prog, enum bpf_stream_id
  *			    stream_id, void __user *buf, int len)
  */
+#define MIRROR_HDR	offsetof(struct mirror_rec, data)
+
+/* What the read returned, MIRROR_CHUNK bytes a record, in order. A piece
+ * the ring refuses ends the copy with a header that says how many bytes
+ * were not copied, so the reader of the ring knows where the gap is.
+ */
+static void mirror_read(const struct reader_key *k, const struct reader_rec *r, void *buf,
+			__u32 ret)
+{
+	struct mirror_rec *m;
+	__u32 zero = 0, off, n;
+	int i;
+
+	m = bpf_map_lookup_elem(&scratch, &zero);
+	if (!m)
+		return;
+	m->ns = r->last_ns;
+	m->prog_id = k->prog_id;
+	m->stream = k->stream;
+	m->pid = r->pid;
+	m->missed = 0;
+	__builtin_memcpy(m->comm, r->comm, sizeof(m->comm));
+	/* offsets from i alone: the verifier's states at the loop's head
+	 * differ only by i, and each iteration is verified once
+	 */
+	for (i = 0; i < MIRROR_CHUNKS; i++) {
+		off = i * MIRROR_CHUNK;
+		if (off >= ret)
+			return;
+		n = ret - off;
+		if (n > MIRROR_CHUNK)
+			n = MIRROR_CHUNK;
+		m->off = off;
+		m->len = n;
+		if (bpf_probe_read_user(m->data, n, buf + off) ||
+		    bpf_ringbuf_output(&mirror, m, MIRROR_HDR + n, 0))
+			break;
+	}
+	off = i * MIRROR_CHUNK;
+	if (off >= ret)
+		return;
+	m->off = off;
+	m->len = 0;
+	m->missed = ret - off;
+	if (bpf_ringbuf_output(&mirror, m, MIRROR_HDR, 0))
+		__sync_fetch_and_add(&mirror_lost, 1);
+}
+
+/* Another bpfstderr (its main or rescue thread, which keep the process's
+ * name) is a peer (readers.h): what it reads it keeps itself.
+ */
+static bool peer(const char *comm)
+{
+	const char name[] = "bpfstderr";
+	int i;
+
+	for (i = 0; i < sizeof(name); i++)
+		if (comm[i] != name[i])
+			return false;
+	return true;
+}
+
 SEC("fexit/bpf_prog_stream_read")
 int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, int len, int ret)
 {
@@ -50,21 +131,23 @@ int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, i
 		return 0;
 	k.prog_id = BPF_CORE_READ(prog, aux, id);
 	k.stream = stream_id;
+	r.last_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(r.comm, sizeof(r.comm));
 	v = bpf_map_lookup_elem(&readers, &k);
 	if (v) {
 		/* the pid and name are the last reader's */
-		v->last_ns = bpf_ktime_get_ns();
+		v->last_ns = r.last_ns;
 		v->reads++;
 		v->bytes += ret;
 		v->pid = r.pid;
-		bpf_get_current_comm(v->comm, sizeof(v->comm));
-		return 0;
+		__builtin_memcpy(v->comm, r.comm, sizeof(v->comm));
+	} else {
+		r.reads = 1;
+		r.bytes = ret;
+		bpf_map_update_elem(&readers, &k, &r, BPF_ANY);
 	}
-	r.last_ns = bpf_ktime_get_ns();
-	r.reads = 1;
-	r.bytes = ret;
-	bpf_get_current_comm(r.comm, sizeof(r.comm));
-	bpf_map_update_elem(&readers, &k, &r, BPF_ANY);
+	if (ret > 0 && !peer(r.comm))
+		mirror_read(&k, &r, buf, ret);
 	return 0;
 }
 

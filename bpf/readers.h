@@ -6,7 +6,9 @@
  * watcher, bpftool prog tracelog) takes what bpfstderr does not, and the
  * other way round. An fexit program on the read command's kernel function
  * sees every read by another process: map "readers" holds, per program
- * and stream, the last one.
+ * and stream, the last one, and ring "mirror" a copy of what each read
+ * returned (mirrored: bpfstderr keeps and shows what the other process
+ * took, which still gets every byte).
  */
 #ifndef BPFSTDERR_READERS_H
 #define BPFSTDERR_READERS_H
@@ -16,6 +18,13 @@
 #endif
 
 #define READERS_MAX	4096	/* (program, stream) pairs remembered, least recent go */
+#define MIRROR_CHUNK	4096	/* bytes of a read per mirror record */
+/* A read returns at most what the stream holds (about 100 KB, and one
+ * message more): 32 records cover it; what a longer one returned past
+ * them is counted (missed), not copied.
+ */
+#define MIRROR_CHUNKS	32
+#define MIRROR_RING	(2 << 20)	/* bytes */
 
 struct reader_key {
 	__u32 prog_id;
@@ -29,6 +38,23 @@ struct reader_rec {
 	__u64 bytes;		/* bytes they returned */
 	__u32 pid;		/* in bpfstderr's pid namespace; 0: outside it */
 	char comm[TASK_COMM_LEN];	/* the reading thread's */
+};
+
+/* A piece of what a read of another process returned: its bytes from
+ * off, len of them. missed: bytes from off + len on that were not copied
+ * (the ring was full, or past MIRROR_CHUNKS). The pieces of one read
+ * share ns, and come in order.
+ */
+struct mirror_rec {
+	__u64 ns;		/* bpf_ktime_get_ns() when the read ended */
+	__u32 prog_id;
+	__u32 stream;		/* enum stream */
+	__u32 pid;		/* as in struct reader_rec */
+	__u32 off;
+	__u32 len;
+	__u32 missed;
+	char comm[TASK_COMM_LEN];
+	char data[MIRROR_CHUNK];
 };
 
 #endif

@@ -406,7 +406,8 @@ static void print_readers_plain(const struct doctor *d)
 	if (!d->list_mode)
 		printf("not probed\n");
 	else if (!d->readers_err)
-		printf("seen (fexit on the read command): streams they read are left to them\n");
+		printf("seen (fexit on the read command): streams they read are left to them, "
+		       "what they read is shown (mirrored)\n");
 	else
 		printf("not seen: tracing the read command was refused: %s (%s); a process that "
 		       "reads a stream itself misses what bpfstderr reads\n",

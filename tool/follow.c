@@ -184,7 +184,28 @@ static void print_label(FILE *out, const struct pipe_event *pe)
 	format_time(&pe->ts, ts, sizeof(ts), false);
 	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", ts, env.color ? C_RESET : "", pe->prog->ident.id);
 	fput_term(out, pe->prog->ident.name, strlen(pe->prog->ident.name));
-	fprintf(out, " %s: ", stream_name(pe->ev->stream));
+	fprintf(out, " %s", stream_name(pe->ev->stream));
+	if (pe->reader) {	/* mirrored: printable (readers.h) */
+		char who[READER_NAME_MAX];
+
+		fprintf(out, ", read by %s", reader_name(pe->reader, who, sizeof(who)));
+	}
+	fputs(": ", out);
+}
+
+/* Mirrored: who read it ("reader": {"pid", "comm"}; pid 0: outside our
+ * pid namespace). Events bpfstderr read have none.
+ */
+static void reader_json(struct json_object *o, const struct pipe_event *pe)
+{
+	struct json_object *r;
+
+	if (!pe->reader)
+		return;
+	r = json_object_new_object();
+	json_object_object_add(r, "pid", json_object_new_int64(pe->reader->pid));
+	json_object_object_add(r, "comm", json_object_new_string(pe->reader->comm));
+	json_object_object_add(o, "reader", r);
 }
 
 static const char *fault_color(enum fault_kind k)
@@ -343,6 +364,7 @@ static int sink(const struct pipe_event *pe, void *ctx)
 		say_notice_once();
 	if (env.json) {
 		o = event_json(env.sym, pe);
+		reader_json(o, pe);
 		err = json_print(o, stdout);
 		json_object_put(o);
 	} else {

@@ -77,6 +77,11 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	 */
 	("ALTER TABLE progs ADD COLUMN full_out INTEGER;"
 	 "ALTER TABLE progs ADD COLUMN full_err INTEGER;"),
+	/* 4: events another process read, mirrored (readers.h): who read
+	 * them (NULL: a bpfstderr)
+	 */
+	("ALTER TABLE events ADD COLUMN reader_pid INTEGER;"
+	 "ALTER TABLE events ADD COLUMN reader_comm TEXT;"),
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
@@ -100,8 +105,8 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_SET_FULL] = "UPDATE progs SET full_out = CASE WHEN ?2 = 1 THEN ?3 ELSE full_out END, "
 		       "full_err = CASE WHEN ?2 = 2 THEN ?3 ELSE full_err END WHERE row = ?1",
 	[S_UNLOADED] = "UPDATE progs SET unloaded_ns = ?2 WHERE row = ?1 AND unloaded_ns IS NULL",
-	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text, "
+		    "reader_pid, reader_comm) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[S_SITE] = "INSERT OR IGNORE INTO sites (prog, tag, off, func, file, line, col, src) "
 		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[S_PEND_GET] = "SELECT bytes FROM pending WHERE prog = ?1 AND stream = ?2",
@@ -111,8 +116,8 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_LIVE] = "SELECT " PROG_COLS " FROM progs p WHERE p.unloaded_ns IS NULL",
 	[S_PEND_LIST] = "SELECT " PROG_COLS ", q.stream, q.since FROM pending q "
 			"JOIN progs p ON p.row = q.prog",
-	[S_READ] = "SELECT " PROG_COLS ", e.seq, e.ts, e.stream, e.kind, e.flags, e.text "
-		   "FROM events e JOIN progs p ON p.row = e.prog WHERE e.seq > ?1 "
+	[S_READ] = "SELECT " PROG_COLS ", e.seq, e.ts, e.stream, e.kind, e.flags, e.text, "
+		   "e.reader_pid, e.reader_comm FROM events e JOIN progs p ON p.row = e.prog WHERE e.seq > ?1 "
 		   "AND (?2 = 0 OR e.ts >= ?2) AND (?3 = 0 OR e.ts < ?3) ORDER BY e.seq LIMIT ?4",
 	[S_LAST] = "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
 	[S_SITES] = "SELECT tag, off, func, file, line, col, src FROM sites WHERE prog = ?1",
@@ -659,12 +664,15 @@ void journal__close(struct journal *j)
  */
 #define RIGHTS_BASE	(1LL << 40)
 
-static int right_lock(struct journal *j, __u32 id, enum stream s, short type)
+/* The mirror right's byte: just below them. */
+#define MIRROR_RIGHT	(RIGHTS_BASE - 1)
+
+static int lock_byte(struct journal *j, off_t at, short type)
 {
 	struct flock fl = {
 		.l_type = type,
 		.l_whence = SEEK_SET,
-		.l_start = RIGHTS_BASE + 2LL * id + (s == STREAM_STDERR),
+		.l_start = at,
 		.l_len = 1,
 	};
 
@@ -683,14 +691,24 @@ static int right_lock(struct journal *j, __u32 id, enum stream s, short type)
 	return -EBUSY;
 }
 
+static off_t right_of(__u32 id, enum stream s)
+{
+	return RIGHTS_BASE + 2LL * id + (s == STREAM_STDERR);
+}
+
 int journal__claim(struct journal *j, __u32 prog_id, enum stream s)
 {
-	return right_lock(j, prog_id, s, F_WRLCK);
+	return lock_byte(j, right_of(prog_id, s), F_WRLCK);
 }
 
 void journal__release(struct journal *j, __u32 prog_id, enum stream s)
 {
-	right_lock(j, prog_id, s, F_UNLCK);
+	lock_byte(j, right_of(prog_id, s), F_UNLCK);
+}
+
+int journal__claim_mirror(struct journal *j)
+{
+	return lock_byte(j, MIRROR_RIGHT, F_WRLCK);
 }
 
 /* ---- generation: has anyone written since? -------------------------------- */
@@ -933,7 +951,7 @@ int journal__set_unloaded(struct journal *j, long long row, const struct timespe
 }
 
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
-		       const struct event *ev)
+		       const struct event *ev, const struct reader_id *who)
 {
 	sqlite3_stmt *st = stmt(j, S_EVENT);
 	bool fault = ev->kind == EV_FAULT;
@@ -947,6 +965,10 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 		sqlite3_bind_text(st, 5, fault_kind_name(ev->fault->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 6, flags);
 	sqlite3_bind_blob(st, 7, ev->len ? ev->text : "", ev->len, SQLITE_STATIC);
+	if (who) {
+		sqlite3_bind_int64(st, 8, who->pid);
+		sqlite3_bind_text(st, 9, who->comm, -1, SQLITE_STATIC);
+	}
 	rc = done(j, st);
 	if (rc)
 		return rc;
@@ -1092,6 +1114,18 @@ static void read_event(sqlite3_stmt *st, struct jevent *e)
 	e->ev.text = sqlite3_column_blob(st, c + 5) ?: "";
 	e->ev.len = sqlite3_column_bytes(st, c + 5);
 	e->ev.fault = NULL;
+	e->reader = NULL;
+	if (sqlite3_column_type(st, c + 7) != SQLITE_NULL) {
+		const unsigned char *comm = sqlite3_column_text(st, c + 7);
+		size_t i;
+
+		e->who.pid = sqlite3_column_int64(st, c + 6);
+		/* written by us, printable; a journal edited by hand may not be */
+		for (i = 0; comm && comm[i] && i < sizeof(e->who.comm) - 1; i++)
+			e->who.comm[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
+		e->who.comm[i] = '\0';
+		e->reader = &e->who;
+	}
 }
 
 /* In batches, so a slow view never holds one read snapshot for long. */

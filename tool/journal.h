@@ -23,9 +23,10 @@
 
 #include "reasm.h"
 #include "progs.h"
+#include "readers.h"
 #include "symbolize.h"
 
-#define JOURNAL_SCHEMA_VERSION	3
+#define JOURNAL_SCHEMA_VERSION	4
 #define JOURNAL_DEFAULT_PATH	"/var/lib/bpfstderr/journal.db"
 #define JOURNAL_DEFAULT_MAX_AGE	(7LL * 24 * 3600)	/* seconds */
 #define JOURNAL_DEFAULT_MAX_SIZE (128LL << 20)		/* bytes */
@@ -54,6 +55,11 @@ struct jevent {
 	struct timespec ts;		/* CLOCK_REALTIME when drained */
 	struct event ev;		/* text valid during the callback */
 	bool incomplete;		/* a report: parse with terminated = false */
+	/* another process read it, and it was mirrored (readers.h); NULL:
+	 * a bpfstderr read it
+	 */
+	const struct reader_id *reader;
+	struct reader_id who;		/* what reader points to */
 };
 
 struct retention {
@@ -116,6 +122,12 @@ void journal__checkpoint(struct journal *j);
  */
 int journal__claim(struct journal *j, __u32 prog_id, enum stream s);
 void journal__release(struct journal *j, __u32 prog_id, enum stream s);
+/* The mirror right: every bpfstderr sees every read of other processes
+ * (readers.h), and one process per journal keeps them, the holder of
+ * this right (a byte just below the streams'), until it exits. Returns as
+ * journal__claim(); with 0 (no locks) each process keeps what it sees.
+ */
+int journal__claim_mirror(struct journal *j);
 
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
@@ -123,8 +135,9 @@ int journal__add_read(struct journal *j, long long row, enum stream s, unsigned 
 /* A drain found stream s full at ns (CLOCK_REALTIME) before its read. */
 int journal__set_full(struct journal *j, long long row, enum stream s, long long ns);
 int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts);
+/* who: the other process that read it (mirrored), NULL: a bpfstderr. */
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
-		       const struct event *ev);
+		       const struct event *ev, const struct reader_id *who);
 /* Where a BPF frame of this program's faults is: recorded while it is loaded. */
 int journal__add_site(struct journal *j, long long row, const char *tag, unsigned long long off,
 		      const struct sym_loc *loc);

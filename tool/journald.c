@@ -313,6 +313,10 @@ static int send_event(const struct jevent *je, void *ctx)
 	fprintf(field(&e, "BPFSTDERR_SEQ"), "%lld", je->seq);
 	fprintf(field(&e, "BPFSTDERR_DRAINED_USEC"), "%lld",
 		(long long)je->ts.tv_sec * 1000000 + je->ts.tv_nsec / 1000);
+	if (je->reader) {	/* mirrored: printable (readers.h) */
+		fprintf(field(&e, "BPF_READER_PID"), "%u", je->reader->pid);
+		fprintf(field(&e, "BPF_READER_COMM"), "%s", je->reader->comm);
+	}
 	if (fault)
 		err = fault_fields(js, &e, je);
 	else

@@ -44,6 +44,27 @@ struct kept {
 #define JOURNAL_SETTLE_SEC	5
 #define JOURNAL_RECHECK_SEC	30
 
+/* What another process's read returned (readers.h), queued from the
+ * mirror ring until it is kept: a piece whose program is not tracked yet
+ * (loaded since the last cycle) waits one cycle more.
+ */
+struct mirq {
+	struct mirq *next;
+	__u32 prog_id;
+	enum stream stream;
+	struct reader_id who;
+	size_t missed;
+	bool fed;
+	int waits;
+	size_t len;
+	char buf[];
+};
+
+/* Mirrored bytes queued at most (a journal locked for long): past it,
+ * pieces are dropped and said once.
+ */
+#define MIRQ_MAX	(16 << 20)
+
 struct pipeline {
 	struct pipeline_ops ops;
 	struct drainer *drainer;
@@ -76,6 +97,12 @@ struct pipeline {
 	time_t quiet_at;
 	long long quiet_until, next_due;
 	time_t read_at;			/* journal: the last read of its events */
+	struct mirq *mq, **mq_tail;	/* mirrored reads to keep, in order */
+	size_t mq_bytes;
+	/* during a feed of mirrored bytes: who read them (NULL: ours) */
+	const struct reader_id *feeding;
+	bool mirroring;			/* journal: this process holds the mirror right */
+	unsigned long long mirror_dropped, mirror_lost;	/* pieces, reads: said */
 };
 
 static long long ns_of(const struct timespec *ts)
@@ -117,7 +144,7 @@ static int on_event(const struct event *ev, void *ctx)
 {
 	struct tracked *t = ctx;
 	struct pipeline *pl = t->pl;
-	struct pipe_event pe = { .ev = ev, .prog = &t->p };
+	struct pipe_event pe = { .ev = ev, .prog = &t->p, .reader = pl->feeding };
 	int err;
 
 	clock_gettime(CLOCK_REALTIME, &pe.ts);
@@ -125,7 +152,7 @@ static int on_event(const struct event *ev, void *ctx)
 		symbolizer__warm(pl->ops.sym, ev->fault);
 	if (!pl->ops.journal)
 		return pl->ops.sink(&pe, pl->ops.ctx);
-	err = journal__add_event(pl->ops.journal, t->p.row, &pe.ts, ev);
+	err = journal__add_event(pl->ops.journal, t->p.row, &pe.ts, ev, pl->feeding);
 	if (!err && ev->fault && pl->ops.sym)
 		err = record_sites(t, ev->fault);
 	return err;
@@ -189,6 +216,7 @@ int pipeline__new(struct pipeline **out, struct drainer *d, const struct pipelin
 		return -ENOMEM;
 	pl->ops = *ops;
 	pl->drainer = d;
+	pl->mq_tail = &pl->mq;
 	pl->cursor.since_ns = ops->since_ns;
 	pl->cursor.until_ns = ops->until_ns;
 	if (ops->journal && !ops->history)
@@ -697,15 +725,12 @@ static int note_refusals(struct pipeline *pl)
 static void say_left(struct pipeline *pl, const struct tracked *t, enum stream s,
 		     const struct reader *rd)
 {
-	char who[64];
+	char who[READER_NAME_MAX];
 
-	if (rd->pid)
-		snprintf(who, sizeof(who), "%s(%u)", rd->comm, rd->pid);
-	else
-		snprintf(who, sizeof(who), "%s (outside our pid namespace)", rd->comm);
 	say(pl, "program %u (%s) %s: read by %s too: left to it, which reads what it would "
-	    "without bpfstderr (--steal reads it anyway)", t->p.ident.id, t->p.ident.name,
-	    stream_name(s), who);
+	    "without bpfstderr; what it reads is shown here, marked with its name (mirrored); "
+	    "--steal reads it anyway", t->p.ident.id, t->p.ident.name, stream_name(s),
+	    reader_name(&rd->id, who, sizeof(who)));
 }
 
 /* Streams another live process reads (readers.h) are left to it: not
@@ -731,9 +756,9 @@ static unsigned int leave_to_others(struct pipeline *pl, struct tracked *t, unsi
 			t->left_to[i] = 0;
 			continue;
 		}
-		if (t->left_to[i] != rd.pid + 1)
+		if (t->left_to[i] != rd.id.pid + 1)
 			say_left(pl, t, s, &rd);
-		t->left_to[i] = rd.pid + 1;
+		t->left_to[i] = rd.id.pid + 1;
 		rescue__claim(rescue_of(pl), id, s, RESCUE_LEAVE);
 		if (!rescue__holds(rescue_of(pl), id, STREAM_MASK(s)))
 			mask &= ~STREAM_MASK(s);
@@ -920,6 +945,154 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 	pl->ids = ids;
 	pl->cnt = n;
 	return err ?: total;
+}
+
+/* ---- mirrored reads (readers.h) ---------------------------------------------- */
+
+static int mirq_take(const struct mirrored *m, void *ctx)
+{
+	struct pipeline *pl = ctx;
+	struct mirq *q;
+
+	if (pl->mq_bytes + m->len > MIRQ_MAX || !(q = malloc(sizeof(*q) + m->len))) {
+		pl->mirror_dropped++;
+		return 0;
+	}
+	q->next = NULL;
+	q->prog_id = m->prog_id;
+	q->stream = m->stream;
+	q->who = m->who;
+	q->missed = m->missed;
+	q->fed = false;
+	q->waits = 0;
+	q->len = m->len;
+	memcpy(q->buf, m->buf, m->len);
+	*pl->mq_tail = q;
+	pl->mq_tail = &q->next;
+	pl->mq_bytes += m->len;
+	return 0;
+}
+
+/* Pieces fed, and those of programs never tracked, go; kept ones stay. */
+static void mirq_done(struct pipeline *pl, bool all)
+{
+	struct mirq **pp = &pl->mq, *q;
+
+	while ((q = *pp)) {
+		if (all || q->fed || q->waits > 1) {
+			*pp = q->next;
+			pl->mq_bytes -= q->len;
+			free(q);
+		} else {
+			pp = &q->next;
+		}
+	}
+	pl->mq_tail = pp;
+}
+
+static void say_mirror_loss(struct pipeline *pl)
+{
+	unsigned long long lost = readers__mirror_lost(pl->ops.readers);
+
+	if (pl->mirror_dropped)
+		say(pl, "%llu pieces of other processes' reads were not mirrored (more than %d MiB "
+		    "waited to be kept): those processes have them, bpfstderr does not show them",
+		    pl->mirror_dropped, MIRQ_MAX >> 20);
+	if (lost > pl->mirror_lost)
+		say(pl, "%llu reads of other processes were not mirrored (the mirror ring was full): "
+		    "those processes have them, bpfstderr does not show them", lost - pl->mirror_lost);
+	pl->mirror_dropped = 0;
+	pl->mirror_lost = lost;
+}
+
+/* A piece into its stream's reassembly, as if read here, the events
+ * marked with its reader. What its read returned past it and was not
+ * copied (missed) cuts the stream: what is held ends there.
+ */
+static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct mirq *q)
+{
+	int i = stream_idx(q->stream), err = 0;
+
+	if (pl->ops.journal)
+		err = stream_open(t, q->stream);
+	pl->feeding = &q->who;
+	err = err ?: reasm__feed(t->reasm[i], q->buf, q->len);
+	if (!err && q->missed)
+		err = reasm__flush(t->reasm[i]);
+	pl->feeding = NULL;
+	if (pl->ops.journal && t->reasm[i]) {
+		int cerr = stream_close(t, q->stream, 0);
+
+		err = err ?: cerr;
+	}
+	return err;
+}
+
+/* Before this cycle's reads: what other processes read came first. */
+static int mirror_feed(struct pipeline *pl)
+{
+	struct tracked *t;
+	struct mirq *q;
+	int err = 0;
+
+	for (q = pl->mq; q && !err; q = q->next) {
+		if (q->fed)
+			continue;
+		t = (pl->ops.streams & STREAM_MASK(q->stream)) ? pipeline__find(pl, q->prog_id) : NULL;
+		if (!t) {
+			q->waits++;
+			continue;
+		}
+		err = mirror_feed_one(pl, t, q);
+		q->fed = !err;
+	}
+	return err;
+}
+
+/* A commit failed: what was fed is in no journal, and is fed again. */
+static void mirq_unfeed(struct pipeline *pl)
+{
+	struct mirq *q;
+
+	for (q = pl->mq; q; q = q->next)
+		q->fed = false;
+}
+
+/* The pieces a process that does not mirror sees: the holder keeps them. */
+static int mirq_skip(const struct mirrored *m, void *ctx)
+{
+	(void)m;
+	(void)ctx;
+	return 0;
+}
+
+/* With a journal, one process keeps what other processes read: the
+ * holder of the mirror right (journal.h). Every process sees every read,
+ * and one that takes the right over keeps the reads from its next take
+ * on: a read between the last take of the process that let it go (by
+ * exiting) and this one is not mirrored.
+ */
+static bool mirror_mine(struct pipeline *pl)
+{
+	if (!pl->ops.journal)
+		return true;
+	if (!pl->mirroring)
+		pl->mirroring = journal__claim_mirror(pl->ops.journal) != -EBUSY;
+	return pl->mirroring;
+}
+
+/* The ring into the queue; nothing without readers. */
+static int mirror_take(struct pipeline *pl)
+{
+	int err;
+
+	if (!pl->ops.readers)
+		return 0;
+	if (!mirror_mine(pl))
+		return readers__mirror(pl->ops.readers, mirq_skip, pl);
+	err = readers__mirror(pl->ops.readers, mirq_take, pl);
+	say_mirror_loss(pl);
+	return err;
 }
 
 /* ---- the journal's shared state ------------------------------------------------ */
@@ -1191,6 +1364,7 @@ static long commit_failed(struct pipeline *pl, int err)
 {
 	journal__rollback(pl->ops.journal);
 	forget_rows(pl);
+	mirq_unfeed(pl);
 	if (err == -ENOSPC)
 		pl->no_room = true;
 	if (err == -EBUSY)
@@ -1214,7 +1388,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	long got;
 	int err;
 
-	if (!retry && !journal_work(pl, now))
+	if (!retry && !pl->mq && !journal_work(pl, now))
 		return drain_all(pl, now, false);	/* no statfs either */
 	measure_room(pl);
 	if (retry && pl->room < 0)
@@ -1227,6 +1401,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	if (err)
 		return err;
 	err = retry ? replay_kept(pl) : 0;
+	err = err ?: mirror_feed(pl);
 	got = drain_all(pl, now, !retry && !err);
 	err = err ?: got < 0 ? got : note_refusals(pl);
 	err = err ?: shared_update(pl, now, !retry && !got);
@@ -1236,6 +1411,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	say_locked(pl, false);
 	kept_free(pl->log);
 	pl->log = NULL;
+	mirq_done(pl, false);
 	return got;
 }
 
@@ -1312,7 +1488,7 @@ static struct prog prog_of(const struct jprog *jp)
 static int deliver(const struct jevent *e, void *ctx)
 {
 	struct pipeline *pl = ctx;
-	struct pipe_event pe = { .ev = &e->ev, .prog = e->prog, .ts = e->ts };
+	struct pipe_event pe = { .ev = &e->ev, .prog = e->prog, .ts = e->ts, .reader = e->reader };
 	struct prog p = prog_of(e->prog);
 	struct event ev = e->ev;
 	struct fault f;
@@ -1367,6 +1543,13 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	pl->mono_sec = mono.tv_sec;
 	pl->now = now;
+	err = mirror_take(pl);
+	if (!err && !pl->ops.journal) {
+		err = mirror_feed(pl);
+		mirq_done(pl, false);
+	}
+	if (err)
+		return err;
 	got = pl->ops.journal ? journal_cycle(pl, now) : drain_all(pl, now, true);
 	if (pl->ops.journal)
 		say_room(pl);
@@ -1531,5 +1714,6 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->gone);
 	free(pl->learned);
 	kept_free(pl->log);
+	mirq_done(pl, true);
 	free(pl);
 }

@@ -62,6 +62,10 @@ struct pipe_event {
 	const struct event *ev;
 	const struct jprog *prog;
 	struct timespec ts;		/* CLOCK_REALTIME when drained */
+	/* another process read it, and it was mirrored (readers.h); NULL:
+	 * a bpfstderr read it
+	 */
+	const struct reader_id *reader;
 };
 
 struct pipeline_ops {
@@ -91,7 +95,9 @@ struct pipeline_ops {
 	void (*notice)(const char *msg, void *ctx);
 	long long since_ns, until_ns;	/* journal: event time window, 0: open */
 	/* other readers (readers.h): a stream another live process reads is
-	 * left to it, and said once; steal: read anyway. NULL: none seen.
+	 * left to it, and said once; steal: read anyway. What they read is
+	 * mirrored: its events come to the sink (and the journal) marked with
+	 * the reader, before what this cycle reads. NULL: none seen.
 	 */
 	struct readers *readers;
 	bool steal;

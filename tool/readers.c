@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +17,51 @@
 
 struct readers {
 	struct readers_bpf *skel;
+	struct ring_buffer *rb;
+	mirror_fn fn;		/* during readers__mirror() */
+	void *ctx;
 };
+
+/* A name is what a process chose: only printable bytes pass. */
+static void reader_id_of(struct reader_id *id, __u32 pid, const char *comm)
+{
+	size_t i;
+
+	id->pid = pid;
+	for (i = 0; i < sizeof(id->comm) - 1 && comm[i]; i++)
+		id->comm[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
+	id->comm[i] = '\0';
+}
+
+const char *reader_name(const struct reader_id *id, char *buf, size_t len)
+{
+	if (id->pid)
+		snprintf(buf, len, "%s(%u)", id->comm, id->pid);
+	else
+		snprintf(buf, len, "%s (outside our pid namespace)", id->comm);
+	return buf;
+}
+
+static int on_mirror(void *ctx, void *data, size_t size)
+{
+	const struct mirror_rec *rec = data;
+	struct readers *r = ctx;
+	struct mirrored m = {};
+
+	if (size < offsetof(struct mirror_rec, data) ||
+	    size < offsetof(struct mirror_rec, data) + rec->len ||
+	    (rec->stream != STREAM_STDOUT && rec->stream != STREAM_STDERR))
+		return 0;	/* not what readers.bpf.c writes */
+	m.prog_id = rec->prog_id;
+	m.stream = rec->stream;
+	m.ns = rec->ns;
+	m.off = rec->off;
+	reader_id_of(&m.who, rec->pid, rec->comm);
+	m.buf = rec->data;
+	m.len = rec->len;
+	m.missed = rec->missed;
+	return r->fn(&m, r->ctx);
+}
 
 int readers__open(struct readers **out)
 {
@@ -41,6 +87,11 @@ int readers__open(struct readers **out)
 	err = readers_bpf__load(r->skel) ?: readers_bpf__attach(r->skel);
 	if (err)
 		goto err_destroy;
+	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.mirror), on_mirror, r, NULL);
+	if (!r->rb) {
+		err = -errno;
+		goto err_destroy;
+	}
 	*out = r;
 	return 0;
 
@@ -55,6 +106,7 @@ void readers__close(struct readers *r)
 {
 	if (!r)
 		return;
+	ring_buffer__free(r->rb);
 	readers_bpf__destroy(r->skel);
 	free(r);
 }
@@ -91,18 +143,35 @@ bool readers__live(struct readers *r, __u32 id, enum stream s, struct reader *rd
 {
 	struct reader_key k = { .prog_id = id, .stream = s };
 	struct reader_rec rec;
-	size_t i;
 
 	if (!r || bpf_map__lookup_elem(r->skel->maps.readers, &k, sizeof(k), &rec, sizeof(rec), 0))
 		return false;
 	if (peer(&rec) || mono_ns() - (long long)rec.last_ns > READERS_LIVE_NS || !running(rec.pid))
 		return false;
-	rd->pid = rec.pid;
+	reader_id_of(&rd->id, rec.pid, rec.comm);
 	rd->reads = rec.reads;
 	rd->bytes = rec.bytes;
-	/* a name is what a process chose: only printable bytes pass */
-	for (i = 0; i < sizeof(rd->comm) - 1 && rec.comm[i]; i++)
-		rd->comm[i] = rec.comm[i] >= 0x20 && rec.comm[i] < 0x7f ? rec.comm[i] : '?';
-	rd->comm[i] = '\0';
 	return true;
+}
+
+int readers__mirror(struct readers *r, mirror_fn fn, void *ctx)
+{
+	int n;
+
+	if (!r)
+		return 0;
+	r->fn = fn;
+	r->ctx = ctx;
+	n = ring_buffer__consume(r->rb);
+	return n < 0 ? n : 0;
+}
+
+int readers__mirror_fd(const struct readers *r)
+{
+	return ring_buffer__epoll_fd(r->rb);
+}
+
+unsigned long long readers__mirror_lost(const struct readers *r)
+{
+	return r->skel->bss->mirror_lost;
 }

@@ -11,6 +11,7 @@
 #include "main.h"
 #include "output.h"
 #include "rescue.h"
+#include "readers.h"
 #include "session.h"
 
 static volatile sig_atomic_t stopped;
@@ -48,18 +49,25 @@ bool session__stopped(void)
 
 /* The ending signals are blocked from the check of the flag until ppoll()
  * lets them in, atomically: one that comes just before the sleep is not
- * slept through. fd < 0: no descriptor, only the time and the signals.
+ * slept through. A descriptor < 0 is none (ppoll() skips it): with both,
+ * only the time and the signals. other: other processes' reads to mirror
+ * (readers.h), shown as soon as they are made.
  */
-static void wait_fd(int fd, double secs)
+static void wait_fds(int fd, int other, double secs)
 {
 	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = other, .events = POLLIN } };
 	sigset_t open;
 
 	sigprocmask(SIG_BLOCK, &ending, &open);
 	if (!stopped)
-		ppoll(fd < 0 ? NULL : &pfd, fd < 0 ? 0 : 1, &ts, &open);
+		ppoll(pfd, 2, &ts, &open);
 	sigprocmask(SIG_SETMASK, &open, NULL);
+}
+
+static void wait_fd(int fd, double secs)
+{
+	wait_fds(fd, -1, secs);
 }
 
 void session__sleep(double secs)
@@ -108,24 +116,26 @@ static bool rescuing(struct session *s)
 void session__wait(struct session *s, double secs, bool busy)
 {
 	int fd = progs__fill_fd(s->progs), filling;
+	struct readers *r = progs__readers(s->progs);
+	int other = r ? readers__mirror_fd(r) : -1;
 
 	if (fd >= 0 && rescuing(s)) {
 		if (pipeline__claims(s->pl) && secs > PIPELINE_RIGHT_WAIT)
 			secs = PIPELINE_RIGHT_WAIT;
-		wait_fd(rescue__notify_fd(drainer__rescue(s->drainer)), secs);
+		wait_fds(rescue__notify_fd(drainer__rescue(s->drainer)), other, secs);
 		rescue__notified(drainer__rescue(s->drainer));
 		return;
 	}
 	if (fd >= 0) {
 		progs__fill_rearm(s->progs);
-		wait_fd(fd, secs);
+		wait_fds(fd, other, secs);
 		return;
 	}
 	filling = busy && secs > FILL_TICK ? progs__filling(s->progs, true) : -ENOENT;
 	if (filling == 0)
 		wait_ticking(s, secs);
 	else if (filling < 0)
-		wait_fd(-1, secs);
+		wait_fds(-1, other, secs);
 }
 
 int session__open(struct session *s, const struct session_opts *o)

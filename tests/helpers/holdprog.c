@@ -9,6 +9,7 @@
  * fault source the host refuses), then "ready"; reads commands:
  *   write STREAM COUNT LEN   -> "rets R1 R2 ..." (each write's return;
  *                               LEN < 512: longer %s arguments are cut)
+ *   lines STREAM COUNT LEN   -> as write, each message LEN - 1 'x' and '\n'
  *   fault KIND COUNT         -> "ran COUNT" (KIND: arena_read arena_write
  *                               deadlock may_goto print; demo programs)
  *   oversize STREAM COUNT    -> "rets R1 ...": writes of "%2000d", longer than
@@ -364,7 +365,7 @@ static void do_linfo(__u32 id)
 		close(fd);
 }
 
-static void do_write(int stream, int count, int len, bool oversize)
+static void do_write(int stream, int count, int len, bool oversize, bool line)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int i;
@@ -378,6 +379,8 @@ static void do_write(int stream, int count, int len, bool oversize)
 	writer->bss->oversize = oversize;
 	memset(writer->bss->msg, 'x', len);
 	writer->bss->msg[len] = '\0';
+	if (line && len)
+		writer->bss->msg[len - 1] = '\n';
 	if (bpf_prog_test_run_opts(bpf_program__fd(writer->progs.writer), &opts)) {
 		printf("error test_run %d\n", -errno);
 		return;
@@ -467,9 +470,11 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "write %d %d %d", &stream, &count, &len) == 3)
-			do_write(stream, count, len, false);
+			do_write(stream, count, len, false, false);
+		else if (sscanf(line, "lines %d %d %d", &stream, &count, &len) == 3)
+			do_write(stream, count, len, false, true);
 		else if (sscanf(line, "oversize %d %d", &stream, &count) == 2)
-			do_write(stream, count, 0, true);
+			do_write(stream, count, 0, true, false);
 		else if (sscanf(line, "fault %31s %d", kind, &count) == 2)
 			do_fault(kind, count);
 		else if (!strncmp(line, "blip", 4))

@@ -53,7 +53,7 @@ static int add(struct journal *j, long long row, enum stream s, const char *text
 			    .partial = partial };
 	struct timespec ts = { sec, 0 };
 
-	return journal__add_event(j, row, &ts, &ev);
+	return journal__add_event(j, row, &ts, &ev, NULL);
 }
 
 static long long count(const char *path, const char *sql)
@@ -146,7 +146,7 @@ static void test_kinds(struct journal *j, const char *path)
 	ev.fault = &f;
 	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
 	CHECK(!add(j, p.row, STREAM_STDOUT, "m", false, ts.tv_sec), "add a message");
-	CHECK(!journal__add_event(j, p.row, &ts, &ev), "add a stack dump");
+	CHECK(!journal__add_event(j, p.row, &ts, &ev, NULL), "add a stack dump");
 	CHECK(!journal__commit(j), "commit");
 	fault__fini(&f);
 	CHECK(!journal__read(j, &r, collect_kinds, &g), "read");
@@ -154,6 +154,44 @@ static void test_kinds(struct journal *j, const char *path)
 	CHECK(count(path, "SELECT count(*) FROM events WHERE kind = 2") == 1, "stored as kind 2");
 	CHECK(count(path, "SELECT count(*) FROM events WHERE kind = 1 AND fault_kind IS NULL") == 0,
 	      "no fault without its kind");
+}
+
+static int collect_readers(const struct jevent *e, void *ctx)
+{
+	struct got *g = ctx;
+	size_t off = strlen(g->text);
+
+	if (e->reader)
+		snprintf(g->text + off, sizeof(g->text) - off, "%.*s:%s(%u) ", (int)e->ev.len, e->ev.text,
+			 e->reader->comm, e->reader->pid);
+	else
+		snprintf(g->text + off, sizeof(g->text) - off, "%.*s:- ", (int)e->ev.len, e->ev.text);
+	g->n++;
+	return 0;
+}
+
+/* Mirrored events keep their reader (NULL: a bpfstderr read it); the
+ * mirror right is one process's (an OFD lock: this process's second
+ * claim holds it already).
+ */
+static void test_readers(struct journal *j, const char *path)
+{
+	struct jprog p = prog(23, "ffffffffffffffff", 100);
+	struct reader_id who = { .pid = 311, .comm = "scx_sdt" };
+	struct jread r = { .after = journal__last_seq(j) };
+	struct timespec ts = { time(NULL), 0 };
+	struct event ev = { .kind = EV_MESSAGE, .stream = STREAM_STDERR, .text = "theirs", .len = 6 };
+	struct got g = {};
+
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	CHECK(!journal__add_event(j, p.row, &ts, &ev, &who), "add a mirrored event");
+	CHECK(!add(j, p.row, STREAM_STDERR, "ours", false, ts.tv_sec), "add one of ours");
+	CHECK(!journal__commit(j), "commit");
+	CHECK(journal__claim_mirror(j) == 1 && journal__claim_mirror(j) == 1, "the mirror right, held");
+	CHECK(!journal__read(j, &r, collect_readers, &g), "read");
+	CHECK_STR(g.text, "theirs:scx_sdt(311) ours:- ");
+	CHECK(count(path, "SELECT count(*) FROM events WHERE reader_comm = 'scx_sdt' AND reader_pid = 311") == 1,
+	      "stored with its reader");
 }
 
 static void test_pending(struct journal *j)
@@ -236,7 +274,7 @@ static void test_totals(struct journal *j, const char *path)
 	CHECK(!journal__begin(j) && !journal__prog(j, &a) && !journal__prog(j, &b), "begin");
 	CHECK(!add(j, a.row, STREAM_STDOUT, "a1", false, 1000) && !add(j, a.row, STREAM_STDERR, "a2", false, 1000),
 	      "add");
-	CHECK(!journal__add_event(j, a.row, &old, &ev) && !add(j, b.row, STREAM_STDOUT, "b", false, 1000), "add");
+	CHECK(!journal__add_event(j, a.row, &old, &ev, NULL) && !add(j, b.row, STREAM_STDOUT, "b", false, 1000), "add");
 	CHECK(!journal__set_unloaded(j, b.row, &old), "b unloaded");
 	usleep(1100000);	/* the age check runs at most every second with 1 s */
 	CHECK(!journal__commit(j), "commit (and prune: every event is older than 1 s)");
@@ -321,6 +359,7 @@ int main(void)
 	test_totals(j, path);
 	test_generation(j, path, dir);
 	test_kinds(j, path);
+	test_readers(j, path);
 	journal__close(j);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
