@@ -60,7 +60,8 @@ const struct argp_child journal_children[] = { { &journal_argp, 0, NULL, 0 }, {}
 static const struct argp_option steal_opts[] = {
 	{ "steal", OPT_STEAL, NULL, 0,
 	  "Read streams that another process reads too (a scheduler that reads its own stderr): "
-	  "that process then misses what bpfstderr reads (default: left to it, said once)", 50 },
+	  "that process then misses what bpfstderr reads (default: left to it, said once, what it "
+	  "reads shown, mirrored)", 50 },
 	{},
 };
 
