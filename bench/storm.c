@@ -14,6 +14,15 @@
  *	lines that start with "ERROR: ", the first line of every fault report)
  *	and, on SIGTERM or SIGINT, reads once more and prints
  *	"reports N bytes B".
+ *
+ *   storm cost ROUNDS
+ *	what watching costs a printing program and a reader beside it
+ *	(bench/cost.sh): loads the print source's demo_print (two prints a
+ *	run), and ROUNDS times runs it 20 times (BPF_PROG_TEST_RUN, timed
+ *	around each call) then reads its two streams to the end in 4096-byte
+ *	reads (timed around each read); prints "run_ns R read_ns B empty_ns E
+ *	reads N bytes T": the mean of a run, of a read that returned bytes,
+ *	and of one that found the stream empty.
  */
 #include <errno.h>
 #include <signal.h>
@@ -194,12 +203,101 @@ static int do_naive(char **argv)
 	return err ? 1 : 0;
 }
 
+static double elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1e9 + (b->tv_nsec - a->tv_nsec);
+}
+
+struct cost {
+	double run_ns, read_ns, empty_ns;
+	long runs, reads, empties;
+	long long bytes;
+};
+
+/* One stream to its end, each read timed. */
+static int cost_read(int fd, enum stream s, struct cost *c)
+{
+	struct timespec a, b;
+	char buf[4096];
+	ssize_t n;
+
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		n = stream_read_fd(fd, s, buf, sizeof(buf));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (n < 0)
+			return (int)n;
+		if (n) {
+			c->read_ns += elapsed_ns(&a, &b);
+			c->reads++;
+			c->bytes += n;
+		} else {
+			c->empty_ns += elapsed_ns(&a, &b);
+			c->empties++;
+		}
+	} while (n);
+	return 0;
+}
+
+static int cost_round(int fd, struct cost *c)
+{
+	struct timespec a, b;
+	int i, err;
+
+	for (i = 0; i < 20; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (bpf_prog_test_run_opts(fd, &opts))
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		c->run_ns += elapsed_ns(&a, &b);
+		c->runs++;
+	}
+	err = cost_read(fd, STREAM_STDOUT, c);
+	return err ?: cost_read(fd, STREAM_STDERR, c);
+}
+
+static int do_cost(char **argv)
+{
+	struct fault_refusal why = {};
+	struct fault_progs *fp;
+	struct bpf_program *p;
+	struct cost c = {};
+	long rounds = atol(argv[0]), i;
+	int err = 0;
+
+	if (fault_progs__load(FAULT_SRC_PRINT, &fp, &why)) {
+		printf("refused print %s\n", strerror(-why.err));
+		return 3;
+	}
+	p = bpf_object__find_program_by_name(fault_progs__obj(fp), "demo_print");
+	if (!p || bpf_program__fd(p) < 0) {
+		printf("refused print no program demo_print\n");
+		fault_progs__free(fp);
+		return 3;
+	}
+	for (i = 0; i < rounds && !err; i++)
+		err = cost_round(bpf_program__fd(p), &c);
+	if (err)
+		fprintf(stderr, "storm: cost: %s\n", strerror(-err));
+	else
+		printf("run_ns %.0f read_ns %.0f empty_ns %.0f reads %ld bytes %lld\n", c.run_ns / c.runs,
+		       c.reads ? c.read_ns / c.reads : 0, c.empties ? c.empty_ns / c.empties : 0, c.reads,
+		       c.bytes);
+	fault_progs__free(fp);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "gen"))
 		return do_gen(argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "naive"))
 		return do_naive(argv + 2);
-	fprintf(stderr, "usage: storm gen SOURCE PROGRAM RATE SECS | storm naive ID INTERVAL_MS\n");
+	if (argc == 3 && !strcmp(argv[1], "cost"))
+		return do_cost(argv + 2);
+	fprintf(stderr, "usage: storm gen SOURCE PROGRAM RATE SECS | storm naive ID INTERVAL_MS | "
+		"storm cost ROUNDS\n");
 	return 2;
 }

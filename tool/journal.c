@@ -78,10 +78,15 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	("ALTER TABLE progs ADD COLUMN full_out INTEGER;"
 	 "ALTER TABLE progs ADD COLUMN full_err INTEGER;"),
 	/* 4: events another process read, mirrored (readers.h): who read
-	 * them (NULL: a bpfstderr)
+	 * them (NULL: a bpfstderr), and how many each program's streams
+	 * ever had by reader's name (a subset of totals, as never lowered)
 	 */
 	("ALTER TABLE events ADD COLUMN reader_pid INTEGER;"
-	 "ALTER TABLE events ADD COLUMN reader_comm TEXT;"),
+	 "ALTER TABLE events ADD COLUMN reader_comm TEXT;"
+	 "CREATE TABLE mirrored ("
+	 "  prog INTEGER NOT NULL REFERENCES progs(row), stream INTEGER NOT NULL,"
+	 "  reader TEXT NOT NULL, n INTEGER NOT NULL,"
+	 "  PRIMARY KEY (prog, stream, reader));"),
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
@@ -91,7 +96,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_SET_FULL, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_TOTALS,
+	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
 };
@@ -130,8 +135,12 @@ static const char *const stmt_sql[S_CNT] = {
 		       "ON CONFLICT (name) DO UPDATE SET seq = ?2",
 	[S_TOTAL_ADD] = "INSERT INTO totals (prog, stream, fault_kind, n) VALUES (?1, ?2, ?3, 1) "
 			"ON CONFLICT (prog, stream, fault_kind) DO UPDATE SET n = n + 1",
-	[S_TOTALS] = "SELECT " PROG_COLS ", p.unloaded_ns, t.stream, t.fault_kind, t.n "
-		     "FROM totals t JOIN progs p ON p.row = t.prog",
+	[S_MIRRORED_ADD] = "INSERT INTO mirrored (prog, stream, reader, n) VALUES (?1, ?2, ?3, 1) "
+			   "ON CONFLICT (prog, stream, reader) DO UPDATE SET n = n + 1",
+	[S_TOTALS] = "SELECT " PROG_COLS ", p.unloaded_ns, t.stream, t.fault_kind, t.n, NULL "
+		     "FROM totals t JOIN progs p ON p.row = t.prog UNION ALL "
+		     "SELECT " PROG_COLS ", p.unloaded_ns, m.stream, '', m.n, m.reader "
+		     "FROM mirrored m JOIN progs p ON p.row = m.prog",
 	/* every cycle that writes: parsed once */
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_COMMIT] = "COMMIT",
@@ -976,6 +985,13 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int(st, 2, ev->stream);
 	sqlite3_bind_text(st, 3, fault ? fault_kind_name(ev->fault->kind) : "", -1, SQLITE_STATIC);
+	rc = done(j, st);
+	if (rc || !who)
+		return rc;
+	st = stmt(j, S_MIRRORED_ADD);
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, ev->stream);
+	sqlite3_bind_text(st, 3, who->comm, -1, SQLITE_STATIC);
 	return done(j, st);
 }
 
@@ -1175,6 +1191,7 @@ int journal__totals(struct journal *j, jtotal_fn fn, void *ctx, long long *last_
 		t.stream = sqlite3_column_int(st, PROG_NCOLS + 1);
 		t.fault_kind = (const char *)sqlite3_column_text(st, PROG_NCOLS + 2) ?: "";
 		t.n = sqlite3_column_int64(st, PROG_NCOLS + 3);
+		t.reader = (const char *)sqlite3_column_text(st, PROG_NCOLS + 4);
 		err = valid_stream(t.stream) ? fn(&t, ctx) : bad_stream(j, t.stream);
 	}
 	sqlite3_reset(st);
@@ -1391,6 +1408,7 @@ static int prune_progs(struct journal *j)
 		       "  AND NOT EXISTS (SELECT 1 FROM pending q WHERE q.prog = p.row);"
 		       "DELETE FROM sites WHERE prog IN temp.gone;"
 		       "DELETE FROM totals WHERE prog IN temp.gone;"
+		       "DELETE FROM mirrored WHERE prog IN temp.gone;"
 		       "DELETE FROM progs WHERE row IN temp.gone;");
 }
 

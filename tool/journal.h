@@ -183,6 +183,10 @@ struct jtotal {
 	enum stream stream;
 	const char *fault_kind;		/* fault_kind_name(); "" for messages */
 	unsigned long long n;
+	/* NULL: events by kind; else of those, the ones another process
+	 * with this name read (mirrored), all kinds
+	 */
+	const char *reader;
 };
 typedef int (*jtotal_fn)(const struct jtotal *t, void *ctx);
 /* Each program's totals, and the last seq they count: one snapshot. */

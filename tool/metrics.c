@@ -20,6 +20,16 @@
 /* One program's series. Counters come from the journal's events; gauges
  * from the last snapshot, while the program is loaded.
  */
+/* Events of a program another process read, mirrored (readers.h), by
+ * that process's name: the first MREADERS_MAX - 1 names each have their
+ * own series, later ones are counted under "(other)".
+ */
+#define MREADERS_MAX	8
+struct mreader {
+	char comm[TASK_COMM_LEN];
+	unsigned long long n[STREAM_CNT];
+};
+
 struct mprog {
 	__u32 id;
 	char tag[PROG_TAG_HEX];
@@ -31,6 +41,8 @@ struct mprog {
 	long long full_ns[STREAM_CNT];	/* a drain last found it full; 0: never */
 	bool losing;			/* stream_losing() on stderr */
 	long long gone_ns;	/* CLOCK_MONOTONIC when first seen unloaded; 0 while loaded */
+	struct mreader readers[MREADERS_MAX];
+	int nreaders;
 };
 
 /* What the pipeline had read from a program by the last cycle. */
@@ -214,6 +226,26 @@ static struct mprog *get(struct metrics *m, const struct prog_ident *id, bool ad
 	return p;
 }
 
+static struct mreader *mreader_of(struct mprog *p, const char *comm)
+{
+	struct mreader *r;
+	int i;
+
+	for (i = 0; i < p->nreaders; i++)
+		if (!strcmp(p->readers[i].comm, comm))
+			return &p->readers[i];
+	if (p->nreaders == MREADERS_MAX)	/* "(other)" is the last */
+		return &p->readers[MREADERS_MAX - 1];
+	r = &p->readers[p->nreaders++];
+	snprintf(r->comm, sizeof(r->comm), "%s", p->nreaders < MREADERS_MAX ? comm : "(other)");
+	return r;
+}
+
+static void count_mirrored(struct mprog *p, const char *comm, enum stream s, unsigned long long n)
+{
+	mreader_of(p, comm)->n[stream_idx(s)] += n;
+}
+
 static int count_event(const struct jevent *e, void *ctx)
 {
 	struct metrics *m = ctx;
@@ -222,6 +254,8 @@ static int count_event(const struct jevent *e, void *ctx)
 
 	if (!p)
 		return -ENOMEM;
+	if (e->reader)
+		count_mirrored(p, e->reader->comm, e->ev.stream, 1);
 	if (e->ev.kind != EV_FAULT) {
 		p->messages[stream_idx(e->ev.stream)]++;
 		return 0;
@@ -261,7 +295,9 @@ static int count_total(const struct jtotal *t, void *ctx)
 		return -ENOMEM;
 	if (t->unloaded_ns)
 		p->gone_ns = m->now_ns - (ago > 0 ? ago : 0);
-	if (*t->fault_kind)
+	if (t->reader)
+		count_mirrored(p, t->reader, t->stream, t->n);
+	else if (*t->fault_kind)
 		p->faults[kind_named(t->fault_kind)] += t->n;
 	else
 		p->messages[stream_idx(t->stream)] += t->n;
@@ -479,6 +515,25 @@ static void sample(FILE *f, const char *name, const struct mprog *p, const char 
 	fprintf(f, "} %lld\n", v);
 }
 
+static void mirrored_samples(FILE *f, const struct mprog *p)
+{
+	const struct mreader *r;
+	enum stream st;
+
+	for (r = p->readers; r < p->readers + p->nreaders; r++)
+		for_each_stream(st) {
+			if (!r->n[stream_idx(st)])
+				continue;
+			fprintf(f, "bpfstderr_mirrored_total{prog_id=\"%u\",prog_name=\"", p->id);
+			fput_label_value(f, p->name, strlen(p->name));
+			fprintf(f, "\",prog_tag=\"");
+			fput_label_value(f, p->tag, strlen(p->tag));
+			fprintf(f, "\",stream=\"%s\",reader=\"", stream_name(st));
+			fput_label_value(f, r->comm, strlen(r->comm));
+			fprintf(f, "\"} %llu\n", r->n[stream_idx(st)]);
+		}
+}
+
 static void render_counters(FILE *f, bool om, const struct mview *v)
 {
 	enum stream st;
@@ -497,6 +552,11 @@ static void render_counters(FILE *f, bool om, const struct mview *v)
 		for_each_stream(st)
 			sample(f, "bpfstderr_messages_total", &v->progs[i], "stream",
 			       stream_name(st), v->progs[i].messages[stream_idx(st)]);
+	family(f, om, "bpfstderr_mirrored_total", M_COUNTER,
+	       "Of those events, the ones another process read and bpfstderr mirrored, by program, "
+	       "stream and that process's name.");
+	for (i = 0; i < v->cnt; i++)
+		mirrored_samples(f, &v->progs[i]);
 }
 
 enum sgauge { SG_ACCOUNTED, SG_LOST, SG_FULL_AT };

@@ -383,6 +383,29 @@ static void print_batch_plain(struct top_model *m)
 	free(rows);
 }
 
+/* Per stream: null, or the last other process whose reads were mirrored
+ * and how many events were.
+ */
+static struct json_object *mirrored_json(const struct row *r)
+{
+	struct json_object *o = json_object_new_object(), *m;
+	enum stream s;
+	int i;
+
+	for_each_stream(s) {
+		i = stream_idx(s);
+		m = NULL;
+		if (r->mirrored[i]) {
+			m = json_object_new_object();
+			json_object_object_add(m, "pid", json_object_new_int64(r->reader[i].pid));
+			json_object_object_add(m, "comm", json_object_new_string(r->reader[i].comm));
+			json_add_int(m, "events", r->mirrored[i]);
+		}
+		json_object_object_add(o, stream_name(s), m);
+	}
+	return o;
+}
+
 static struct json_object *row_json(const struct row *r)
 {
 	struct json_object *o = json_object_new_object();
@@ -405,6 +428,7 @@ static struct json_object *row_json(const struct row *r)
 			       &(struct stream_loss){ r->leaked, r->full_ns },
 			       r->has_drops ? &(struct stream_drops){ r->dropped_msgs, r->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
+	json_object_object_add(o, "mirrored", mirrored_json(r));
 	/* runtime statistics: null unless on; rates null until two snapshots */
 	json_object_object_add(o, "runs", r->has_stats ? json_object_new_uint64(r->runs) : NULL);
 	json_object_object_add(o, "run_time_ns", r->has_stats ? json_object_new_uint64(r->run_ns) : NULL);

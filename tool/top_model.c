@@ -367,6 +367,9 @@ static void remember(struct row *r, const struct pipe_event *pe)
 	rc->fault = pe->ev->kind == EV_FAULT;
 	rc->partial = pe->ev->partial;
 	rc->ts = pe->ts;
+	rc->mirrored = pe->reader;
+	if (pe->reader)
+		rc->who = *pe->reader;
 	r->recent_head = (r->recent_head + 1) % RECENT_MAX;
 	if (r->recent_cnt < RECENT_MAX)
 		r->recent_cnt++;
@@ -387,6 +390,10 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	}
 	remember(r, pe);
 	m->version++;
+	if (pe->reader) {
+		r->mirrored[stream_idx(pe->ev->stream)]++;
+		r->reader[stream_idx(pe->ev->stream)] = *pe->reader;
+	}
 	for (i = 0; i < STREAM_CNT; i++)	/* the journal's: any drainer's */
 		if (pe->prog->full_ns[i] > r->full_ns[i])
 			r->full_ns[i] = pe->prog->full_ns[i];

@@ -33,6 +33,8 @@ struct recent {
 	bool fault;
 	bool partial;
 	struct timespec ts;
+	bool mirrored;		/* another process read it: who */
+	struct reader_id who;
 };
 
 /* What a history slot sums. */
@@ -83,6 +85,11 @@ struct row {
 	long long dropped_msgs[STREAM_CNT];
 	long long dropped_bytes[STREAM_CNT];
 	unsigned long long bytes_read[STREAM_CNT];	/* by this top, so far */
+	/* events another process read, mirrored (readers.h), and the last
+	 * such process
+	 */
+	unsigned long long mirrored[STREAM_CNT];
+	struct reader_id reader[STREAM_CNT];
 	long long error_count;
 	bool unloaded;
 	struct timespec gone_at;

@@ -589,14 +589,17 @@ static void draw_table(struct tui *t, int y0)
 static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, int max, bool frames)
 {
 	int i, n = r->recent_cnt < max ? r->recent_cnt : max;
-	char ts[32];
+	char ts[32], who[READER_NAME_MAX];
 
 	for (i = n; i > 0; i--) {
 		const struct recent *rc = &r->recent[(r->recent_head - i + RECENT_MAX) % RECENT_MAX];
 		struct fault flt;
 
 		format_time(&rc->ts, ts, sizeof(ts), false);
-		fprintf(f, "%s %s: ", ts, stream_name(rc->stream));
+		fprintf(f, "%s %s", ts, stream_name(rc->stream));
+		if (rc->mirrored)	/* printable (readers.h) */
+			fprintf(f, ", read by %s", reader_name(&rc->who, who, sizeof(who)));
+		fputs(": ", f);
 		if (rc->fault && !fault__parse(rc->text, rc->len, true, &flt)) {
 			fprintf(f, "FAULT ");
 			print_fault_summary(f, &flt);
@@ -611,6 +614,23 @@ static void print_recent(FILE *f, struct symbolizer *sym, const struct row *r, i
 	}
 	if (!n)
 		fprintf(f, "(nothing read from this program yet)\n");
+}
+
+/* Streams another process reads: bpfstderr leaves them to it and shows
+ * what it read (mirrored).
+ */
+static void print_mirrored(FILE *f, const struct row *r)
+{
+	char who[READER_NAME_MAX];
+	enum stream s;
+	int i;
+
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (r->mirrored[i])
+			fprintf(f, "%s: read by %s too: %llu events mirrored\n", stream_name(s),
+				reader_name(&r->reader[i], who, sizeof(who)), r->mirrored[i]);
+	}
 }
 
 static void print_saturation(FILE *f, const struct row *r)
@@ -638,6 +658,7 @@ static void print_saturation(FILE *f, const struct row *r)
 		}
 		fprintf(f, "\n");
 	}
+	print_mirrored(f, r);
 }
 
 /* ---- history graphs ------------------------------------------------------- */

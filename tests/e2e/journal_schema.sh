@@ -19,7 +19,7 @@ check_eq "schema version 4, bpfstderr's application id, WAL" \
 	"$(pyq "$db" 'pragma user_version') $(pyq "$db" 'pragma application_id') $(pyq "$db" 'pragma journal_mode')" \
 	"4 1112557125 wal"
 check_eq "its tables" "$(pyq "$db" "select group_concat(name, ' ') from (select name from sqlite_master where type = 'table' and name not like 'sqlite%' order by name)")" \
-	"events meta pending progs sinks sites totals"
+	"events meta mirrored pending progs sinks sites totals"
 "$BPFSTDERR" report --journal "$db" > /dev/null 2>&1
 check_eq "opened again: still version 4" "$(pyq "$db" 'pragma user_version')" 4
 
@@ -45,7 +45,7 @@ check_eq "an empty file (version 0) is brought to version 4" "$(pyq "$d/empty.db
 # journal id, no full_out/full_err, no readers) is brought to version 4, its events kept and counted in the
 # totals, with an id of its own.
 cp "$db" "$d/v1.db"
-python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"alter table events drop column reader_pid; alter table events drop column reader_comm; drop table sinks; drop table totals; alter table progs drop column full_out; alter table progs drop column full_err; delete from meta where key = 'journal_id'; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (7, 'aa', 1, 1, 'x', 'x', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 1, 0, 0, 'kept'); pragma user_version = 1\" % time.time_ns())" "$d/v1.db"
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table mirrored; alter table events drop column reader_pid; alter table events drop column reader_comm; drop table sinks; drop table totals; alter table progs drop column full_out; alter table progs drop column full_err; delete from meta where key = 'journal_id'; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (7, 'aa', 1, 1, 'x', 'x', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 1, 0, 0, 'kept'); pragma user_version = 1\" % time.time_ns())" "$d/v1.db"
 "$BPFSTDERR" report --journal "$d/v1.db" --since @0 > /dev/null 2>&1
 check_eq "version 1 migrated: version 4, its event kept, a sinks table, a journal id" \
 	"$(pyq "$d/v1.db" 'pragma user_version') $(pyq "$d/v1.db" 'select text from events') $(pyq "$d/v1.db" "select count(*) from sqlite_master where name = 'sinks'") $(pyq "$d/v1.db" "select value > 0 from meta where key = 'journal_id'")" \
@@ -60,23 +60,23 @@ check "another journal has another id" test "$(pyq "$d/v1.db" "select value from
 # full) is brought to version 4, its programs and events kept, the new
 # columns empty (never found full).
 cp "$db" "$d/v2.db"
-python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"alter table events drop column reader_pid; alter table events drop column reader_comm; alter table progs drop column full_out; alter table progs drop column full_err; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (8, 'bb', 1, 1, 'y', 'y', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 2, 0, 0, 'kept2'); pragma user_version = 2\" % time.time_ns())" "$d/v2.db"
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table mirrored; alter table events drop column reader_pid; alter table events drop column reader_comm; alter table progs drop column full_out; alter table progs drop column full_err; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (8, 'bb', 1, 1, 'y', 'y', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 2, 0, 0, 'kept2'); pragma user_version = 2\" % time.time_ns())" "$d/v2.db"
 check_eq "the version 2 journal lacks the columns" "$(pyq "$d/v2.db" "select count(*) from pragma_table_info('progs') where name like 'full_%'")" 0
 "$BPFSTDERR" report --journal "$d/v2.db" --since @0 > /dev/null 2>&1
 check_eq "version 2 migrated: version 4, its event kept, full_out and full_err empty" \
 	"$(pyq "$d/v2.db" 'pragma user_version') $(pyq "$d/v2.db" "select text from events where text = 'kept2'") $(pyq "$d/v2.db" "select quote(full_out) || quote(full_err) from progs where id = 8")" \
 	"4 kept2 NULLNULL"
 
-# A version 3 journal (no reader columns in events: who read what was
-# mirrored) is brought to version 4, its events kept as read by bpfstderr
+# A version 3 journal (no reader columns in events, no mirrored totals:
+# who read what was mirrored) is brought to version 4, its events kept as read by bpfstderr
 # (no reader).
 cp "$db" "$d/v3.db"
-python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"alter table events drop column reader_pid; alter table events drop column reader_comm; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (9, 'cc', 1, 1, 'z', 'z', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 2, 0, 0, 'kept3'); pragma user_version = 3\" % time.time_ns())" "$d/v3.db"
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.executescript(\"drop table mirrored; alter table events drop column reader_pid; alter table events drop column reader_comm; insert into progs (id, tag, load_time, type, name, kname, first_ns) values (9, 'cc', 1, 1, 'z', 'z', 1); insert into events (prog, ts, stream, kind, flags, text) values (last_insert_rowid(), %d, 2, 0, 0, 'kept3'); pragma user_version = 3\" % time.time_ns())" "$d/v3.db"
 check_eq "the version 3 journal lacks the reader columns" "$(pyq "$d/v3.db" "select count(*) from pragma_table_info('events') where name like 'reader_%'")" 0
 "$BPFSTDERR" report --journal "$d/v3.db" --since @0 > /dev/null 2>&1
-check_eq "version 3 migrated: version 4, its event kept with no reader" \
-	"$(pyq "$d/v3.db" 'pragma user_version') $(pyq "$d/v3.db" "select text || ' ' || quote(reader_pid) || quote(reader_comm) from events where text = 'kept3'")" \
-	"4 kept3 NULLNULL"
+check_eq "version 3 migrated: version 4, its event kept with no reader, a mirrored table" \
+	"$(pyq "$d/v3.db" 'pragma user_version') $(pyq "$d/v3.db" "select text || ' ' || quote(reader_pid) || quote(reader_comm) from events where text = 'kept3'") $(pyq "$d/v3.db" "select count(*) from sqlite_master where name = 'mirrored'")" \
+	"4 kept3 NULLNULL 1"
 
 BPFSTDERR_JOURNAL=$d/env.db "$BPFSTDERR" report > /dev/null 2>&1
 check "BPFSTDERR_JOURNAL chooses the file" test -f "$d/env.db"

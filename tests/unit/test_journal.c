@@ -170,6 +170,16 @@ static int collect_readers(const struct jevent *e, void *ctx)
 	return 0;
 }
 
+static int collect_mirrored_totals(const struct jtotal *t, void *ctx)
+{
+	struct got *g = ctx;
+	size_t off = strlen(g->text);
+
+	if (t->reader && t->prog->ident.id == 23)
+		snprintf(g->text + off, sizeof(g->text) - off, "%s %d %llu ", t->reader, t->stream, t->n);
+	return 0;
+}
+
 /* Mirrored events keep their reader (NULL: a bpfstderr read it); the
  * mirror right is one process's (an OFD lock: this process's second
  * claim holds it already).
@@ -192,6 +202,9 @@ static void test_readers(struct journal *j, const char *path)
 	CHECK_STR(g.text, "theirs:scx_sdt(311) ours:- ");
 	CHECK(count(path, "SELECT count(*) FROM events WHERE reader_comm = 'scx_sdt' AND reader_pid = 311") == 1,
 	      "stored with its reader");
+	memset(&g, 0, sizeof(g));
+	CHECK(!journal__totals(j, collect_mirrored_totals, &g, &r.after), "totals");
+	CHECK_STR(g.text, "scx_sdt 2 1 ");
 }
 
 static void test_pending(struct journal *j)

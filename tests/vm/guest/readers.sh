@@ -49,7 +49,8 @@ rounds_past() { [ "$(rounds)" -gt "$1" ]; }
 
 # -- left to it, and mirrored ----------------------------------------------------
 J=$out/left.db
-"$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/left.err" & rpid=$!
+MP=19477
+"$BPFSTDERR" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" 2> "$out/left.err" & rpid=$!
 check "left: record's first cycle done (its reader tracing attached)" wait_asleep "$rpid"
 "$BPFSTDERR" follow -p "$wid" --json --journal "$J" > "$out/left.json" 2> "$out/follow.err" & fpid=$!
 check "left: follow's first cycle done" wait_asleep "$fpid"
@@ -80,6 +81,17 @@ shown() { [ "$(jq -s "[.[] | select(.reader.pid == $opid and .reader.comm == \"p
 check "left: follow showed them, each naming python3($opid)" wait_until 60 shown 50
 check_eq "left: ... 50 events, all so marked" "$(jq -s 'length' "$out/left.json")" 50
 check_eq "left: follow said it left stderr too" "$(grep -c "read by python3($opid) too: left to it" "$out/follow.err")" 1
+top_says() {	# top's snapshot of wid's stderr: mirrored events, and by whom
+	"$BPFSTDERR" top -b -j -n 1 --journal "$J" 2> /dev/null |
+		jq -r ".programs[] | select(.id == $wid) | .mirrored.stderr | \"\\(.events) \\(.comm) \\(.pid)\""
+}
+check_eq "left: top (from the journal) counts them as python3's, mirrored" "$(top_says)" "50 python3 $opid"
+mirrored_metric() {	# the counter record exports for python3's reads of wid's stderr
+	curl -sf "http://127.0.0.1:$MP/metrics" |
+		sed -n "s/^bpfstderr_mirrored_total{prog_id=\"$wid\",.*stream=\"stderr\",reader=\"python3\"} //p"
+}
+metric_at() { [ "$(mirrored_metric)" = "$1" ]; }
+check "left: record's metrics count python3's 50 lines (bpfstderr_mirrored_total)" wait_until 60 metric_at 50
 # record kept them (it was first); gone, follow keeps what comes next
 kill -TERM "$rpid"; wait "$rpid"
 check_eq "left: record ends 0" "$?" 0
