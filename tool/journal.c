@@ -23,6 +23,7 @@
 #define CHECKPOINT_WAIT_MS	200
 #define AGE_CHECK_NS		(10LL * 1000000000)
 #define READ_BATCH		512
+#define READ_BATCH_BYTES	(4 << 20)
 
 /* Schema steps: step i takes a journal from version i to i + 1. A journal
  * at version v runs steps v..JOURNAL_SCHEMA_VERSION-1, each with the
@@ -1144,31 +1145,93 @@ static void read_event(sqlite3_stmt *st, struct jevent *e)
 	}
 }
 
-/* In batches, so a slow view never holds one read snapshot for long. */
+/* One batch of events, read whole before any is handed out. */
+struct jbatch {
+	struct jevent *e;
+	struct jprog *p;
+	size_t n, bytes;
+};
+
+static void jbatch_free(struct jbatch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free((void *)b->e[i].ev.text);
+	free(b->e);
+	free(b->p);
+	b->e = NULL;
+	b->p = NULL;
+}
+
+static int jbatch_add(struct jbatch *b, sqlite3_stmt *st)
+{
+	struct jevent *e = &b->e[b->n];
+	char *text;
+
+	read_prog(st, 0, &b->p[b->n]);
+	read_event(st, e);
+	text = malloc(e->ev.len ? e->ev.len : 1);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, e->ev.text, e->ev.len);
+	e->ev.text = text;
+	b->bytes += e->ev.len;
+	b->n++;
+	return 0;
+}
+
+/* Up to READ_BATCH events, or READ_BATCH_BYTES of their text, after
+ * r->after: the statement is reset before anything is handed out.
+ */
+static int jbatch_read(struct journal *j, const struct jread *r, struct jbatch *b)
+{
+	sqlite3_stmt *st = stmt(j, S_READ);
+	int rc = SQLITE_DONE, err = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->e = calloc(READ_BATCH, sizeof(*b->e));
+	b->p = calloc(READ_BATCH, sizeof(*b->p));
+	if (!b->e || !b->p) {
+		jbatch_free(b);
+		return -ENOMEM;
+	}
+	sqlite3_bind_int64(st, 1, r->after);
+	sqlite3_bind_int64(st, 2, r->since_ns);
+	sqlite3_bind_int64(st, 3, r->until_ns);
+	sqlite3_bind_int(st, 4, READ_BATCH);
+	while (!err && b->n < READ_BATCH && b->bytes < READ_BATCH_BYTES &&
+	       (rc = sqlite3_step(st)) == SQLITE_ROW)
+		err = jbatch_add(b, st);
+	sqlite3_reset(st);
+	if (!err && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		err = fail(j, rc, "cannot read the journal");
+	return err;
+}
+
+/* In batches, each read whole before any callback: a view whose output
+ * blocks (a pager held) holds no read snapshot meanwhile, which would
+ * keep checkpoints from bringing the WAL back while writers go on.
+ */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 {
-	struct jevent e = {};
-	struct jprog p;
-	sqlite3_stmt *st;
-	int rc, n, err = 0;
+	struct jbatch b;
+	size_t i;
+	int err;
 
-	e.prog = &p;
 	do {
-		st = stmt(j, S_READ);
-		sqlite3_bind_int64(st, 1, r->after);
-		sqlite3_bind_int64(st, 2, r->since_ns);
-		sqlite3_bind_int64(st, 3, r->until_ns);
-		sqlite3_bind_int(st, 4, READ_BATCH);
-		for (n = 0; !err && (rc = sqlite3_step(st)) == SQLITE_ROW; n++) {
-			read_prog(st, 0, &p);
-			read_event(st, &e);
-			r->after = e.seq;
-			err = valid_stream(e.ev.stream) ? fn(&e, ctx) : bad_stream(j, e.ev.stream);
+		err = jbatch_read(j, r, &b);
+		for (i = 0; i < b.n && !err; i++) {
+			struct jevent *e = &b.e[i];
+
+			e->prog = &b.p[i];
+			if (e->reader)
+				e->reader = &e->who;
+			r->after = e->seq;
+			err = valid_stream(e->ev.stream) ? fn(e, ctx) : bad_stream(j, e->ev.stream);
 		}
-		sqlite3_reset(st);
-		if (!err && rc != SQLITE_DONE)
-			err = fail(j, rc, "cannot read the journal");
-	} while (!err && n == READ_BATCH);
+		jbatch_free(&b);
+	} while (!err && (b.n == READ_BATCH || b.bytes >= READ_BATCH_BYTES));
 	return err;
 }
 

@@ -35,6 +35,12 @@ def main():
             if ev.get("schema_version") != 1 or ev["prog"]["id"] != prog_id:
                 print(f"line {n}: unexpected schema or program")
                 bad += 1
+            if ev["kind"] == "stream_full":  # a notice: no bytes of the stream
+                continue
+            if "text" not in ev and "text_base64" not in ev:
+                print(f"line {n}: a {ev['kind']} event without text")
+                bad += 1
+                continue
             got[ev["stream"]] += event_bytes(ev)
     for name, path in zip(("stdout", "stderr"), fixtures):
         with open(path, "rb") as f:

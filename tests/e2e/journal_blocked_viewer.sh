@@ -1,0 +1,72 @@
+# A viewer whose output blocks (`follow | less`, the pager held) never
+# holds the journal's read snapshot while it waits: record, sharing the
+# journal, goes on committing, and its checkpoints bring the WAL back to
+# its limit. Before journal__read handed out whole batches, the view's
+# open statement pinned the WAL, which grew with everything record kept
+# (to a full disk, in a long stall): here 120,000 lines committed while
+# the viewer waits. Once the viewer reads again, follow
+# prints every event. Oracles: the fixture's bytes (reconstruct.py), the
+# WAL's size on disk (stat), the viewer blocked in write(2) (/proc).
+# INJECTED CONTENT: stream bytes come from tests/shim for a real program.
+. tests/lib.sh
+
+SHIM=$HELPERS/libstreamshim.so
+out=$(mktmp)
+d=$(mktmp)
+J=$BPFSTDERR_JOURNAL
+
+shimmed() {	# CMD...: with the shim serving $d (exec: CMD & gives CMD's pid)
+	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d BPFSTDERR_SHIM_CHUNK=65536 \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 exec "$@"
+}
+
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+mkfifo "$out/pipe"
+# the pager: holds the pipe open and reads nothing until told
+exec {pager}<> "$out/pipe"
+shimmed "$BPFSTDERR" follow -p "$id" --json > "$out/pipe" 2> "$out/follow.err" {pager}<&- & fpid=$!
+shimmed "$BPFSTDERR" record -d 0.2 2> "$out/record.err" {pager}<&- & rpid=$!
+check "follow started (asleep after its first cycle)" wait_asleep "$fpid"
+check "record started (asleep after its first cycle)" wait_asleep "$rpid"
+events() { python3 -c "
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute('select count(*) from events').fetchone()[0])" "$J"; }
+kept() { [ "$(events)" = "$1" ]; }
+served() { [ "$(cat "$d/$id.1.off" 2>/dev/null)" = "$(stat -c %s "$d/$id.1")" ]; }
+blocked() {	# follow's main thread waits in write(2) on the full pipe
+	[ "$(cut -d' ' -f1 "/proc/$fpid/syscall" 2>/dev/null)" = 1 ]
+}
+# 10,000 lines on stdout, nothing on stderr: more events than the pipe
+# (64 KiB) takes
+seq -f 'line %.0f' 1 10000 > "$d/$id.1"
+: > "$d/$id.2"
+fixture_added H
+check "the journal has the first 10000 lines (Python's sqlite3)" wait_until 300 kept 10000
+check "follow is blocked writing to the pipe nobody reads" wait_until 60 blocked
+# then 120,000 lines (1.4 MB) more, which record commits while follow
+# waits
+seq -f 'line %.0f' 10001 130000 >> "$d/$id.1"
+fixture_added H
+check "the shim served every line" wait_until 300 served
+check "record kept all 130000 lines meanwhile" wait_until 300 kept 130000
+wal=$(stat -c %s "$J-wal" 2>/dev/null || echo 0)
+echo "# the WAL: $wal bytes; the journal: $(stat -c %s "$J") bytes"
+check "the WAL was brought back while the viewer was blocked (at most 4 MiB: $wal bytes)" \
+	test "$wal" -le $((4 << 20))
+check "follow still blocked then" blocked
+# the pager reads again: follow prints every event
+cat "$out/pipe" > "$out/follow.json" {pager}<&- & cpid=$!
+exec {pager}<&-
+shown() { [ "$(wc -l < "$out/follow.json")" -ge 130000 ]; }
+check "once read again, follow printed all 130000 lines" wait_until 300 shown
+kill -TERM "$rpid" "$fpid"
+wait "$rpid"; rr=$?
+wait "$fpid"; rf=$?
+wait "$cpid"
+check_eq "record and follow end 0" "$rr $rf" "0 0"
+check_eq "follow printed every event exactly once, in order" \
+	"$(python3 tests/e2e/reconstruct.py "$out/follow.json" "$id" "$d/$id.1" "$d/$id.2" 2>&1)" ""
+check_eq "follow said nothing on stderr" "$(cat "$out/follow.err")" ""
+stop_holder H
+finish
