@@ -56,6 +56,16 @@ const volatile __u32 self_pid;
  */
 #define MIRROR_HDR	offsetof(struct mirror_rec, data)
 
+/* A reader that reads in a loop would wake bpfstderr on every read (a
+ * cycle, a commit): it is woken only once the ring is a quarter full,
+ * and takes the rest at its next cycle.
+ */
+static __u64 wake_flags(void)
+{
+	return bpf_ringbuf_query(&mirror, BPF_RB_AVAIL_DATA) > MIRROR_RING / 4 ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* What the read returned, MIRROR_CHUNK bytes a record, in order. A piece
  * the ring refuses ends the copy with a header that says how many bytes
  * were not copied, so the reader of the ring knows where the gap is.
@@ -89,7 +99,7 @@ static void mirror_read(const struct reader_key *k, const struct reader_rec *r, 
 		m->off = off;
 		m->len = n;
 		if (bpf_probe_read_user(m->data, n, buf + off) ||
-		    bpf_ringbuf_output(&mirror, m, MIRROR_HDR + n, 0))
+		    bpf_ringbuf_output(&mirror, m, MIRROR_HDR + n, wake_flags()))
 			break;
 	}
 	off = i * MIRROR_CHUNK;
@@ -98,7 +108,7 @@ static void mirror_read(const struct reader_key *k, const struct reader_rec *r, 
 	m->off = off;
 	m->len = 0;
 	m->missed = ret - off;
-	if (bpf_ringbuf_output(&mirror, m, MIRROR_HDR, 0))
+	if (bpf_ringbuf_output(&mirror, m, MIRROR_HDR, BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&mirror_lost, 1);
 }
 
