@@ -353,7 +353,8 @@ static int add_frame(struct fault *f, char *line)
 static int reset(struct fault *f, size_t len)
 {
 	struct fault keep = { .storage = f->storage, .storage_cap = f->storage_cap,
-			      .frames = f->frames, .frame_cap = f->frame_cap };
+			      .frames = f->frames, .frame_cap = f->frame_cap,
+			      .memo = f->memo, .no_memo = f->no_memo };
 	char *tmp;
 
 	if (keep.storage_cap < len + 1) {
@@ -368,25 +369,230 @@ static int reset(struct fault *f, size_t len)
 	return 0;
 }
 
+/* ---- call traces seen before ------------------------------------------
+ *
+ * A fault storm repeats one call trace with another CPU, task or address:
+ * parsing its frames again was most of report --input's time. The trace
+ * (the lines after "Call trace:") is parsed once; the next report with the
+ * same bytes there gets a copy of the parsed bytes and frames.
+ */
+#define MEMO_WAYS	4		/* a set of slots per hash, the oldest replaced */
+#define MEMO_SETS	64
+#define MEMO_SLOTS	(MEMO_WAYS * MEMO_SETS)
+#define MEMO_TRACE_MAX	4096		/* longer traces are parsed each time */
+
+struct memo_slot {
+	uint64_t hash;
+	uint64_t id;		/* fault.trace_id; 0: slot empty */
+	size_t len;
+	char *raw;		/* the trace as it came */
+	char *parsed;		/* the same after parsing (NULs in place) */
+	struct frame *frames;	/* pointing into parsed */
+	int frame_cnt;
+	bool rfc_format;
+};
+
+struct fault_memo {
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
+/* process-wide, so that two parsers never hand out the same id */
+static uint64_t memo_ids;
+
+/* FNV-1a over 8-byte words: only for finding the slot quickly. */
+static uint64_t trace_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
+
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+static void memo_slot_free(struct memo_slot *m)
+{
+	free(m->raw);
+	free(m->parsed);
+	free(m->frames);
+	memset(m, 0, sizeof(*m));
+}
+
+static void memo_free(struct fault_memo *memo)
+{
+	int i;
+
+	if (!memo)
+		return;
+	for (i = 0; i < MEMO_SLOTS; i++)
+		memo_slot_free(&memo->slot[i]);
+	free(memo);
+}
+
+/* Frame pointers from one copy of a trace's bytes to another. */
+static const char *rebase(const char *p, const char *from, char *to)
+{
+	return p ? to + (p - from) : NULL;
+}
+
+static void copy_frames(struct frame *dst, const struct frame *src, int cnt,
+			const char *from, char *to)
+{
+	int i;
+
+	memcpy(dst, src, cnt * sizeof(*dst));
+	for (i = 0; i < cnt; i++) {
+		dst[i].sym = rebase(src[i].sym, from, to);
+		dst[i].raw = rebase(src[i].raw, from, to);
+		dst[i].module = rebase(src[i].module, from, to);
+		dst[i].func = rebase(src[i].func, from, to);
+		dst[i].src_text = rebase(src[i].src_text, from, to);
+		dst[i].src_file = rebase(src[i].src_file, from, to);
+	}
+}
+
+static int reserve_frames(struct fault *f, int cnt)
+{
+	struct frame *tmp;
+
+	if (cnt <= f->frame_cap)
+		return 0;
+	tmp = realloc(f->frames, cnt * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	f->frames = tmp;
+	f->frame_cap = cnt;
+	return 0;
+}
+
+/* The trace at t (len bytes, parsed in place) is the slot's: take its
+ * parse. The bytes already in t are the raw ones, the same length.
+ */
+static int memo_take(struct fault *f, const struct memo_slot *m, char *t)
+{
+	int err = reserve_frames(f, m->frame_cnt);
+
+	if (err)
+		return err;
+	memcpy(t, m->parsed, m->len);
+	copy_frames(f->frames, m->frames, m->frame_cnt, m->parsed, t);
+	f->frame_cnt = m->frame_cnt;
+	f->rfc_format = m->rfc_format;
+	f->trace_id = m->id;
+	return 0;
+}
+
+/* Keep the trace just parsed at t (raw: what it was before). Best effort:
+ * out of memory only means the next one is parsed again.
+ */
+static void memo_keep(struct fault *f, struct memo_slot *m, uint64_t hash,
+		      const char *raw, const char *t, size_t len)
+{
+	memo_slot_free(m);
+	m->raw = malloc(len ? len : 1);
+	m->parsed = malloc(len ? len : 1);
+	m->frames = malloc((f->frame_cnt ? f->frame_cnt : 1) * sizeof(*m->frames));
+	if (!m->raw || !m->parsed || !m->frames) {
+		memo_slot_free(m);
+		return;
+	}
+	memcpy(m->raw, raw, len);
+	memcpy(m->parsed, t, len);
+	copy_frames(m->frames, f->frames, f->frame_cnt, t, m->parsed);
+	m->frame_cnt = f->frame_cnt;
+	m->rfc_format = f->rfc_format;
+	m->hash = hash;
+	m->len = len;
+	m->id = __atomic_add_fetch(&memo_ids, 1, __ATOMIC_RELAXED);
+	f->trace_id = m->id;
+}
+
+/* The slot holding this trace, else the one to replace (id 0). */
+static struct memo_slot *memo_find(struct fault_memo *memo, uint64_t hash, const char *raw,
+				   size_t len)
+{
+	struct memo_slot *set = &memo->slot[hash % MEMO_SETS * MEMO_WAYS], *old = set;
+	int i;
+
+	for (i = 0; i < MEMO_WAYS; i++) {
+		if (set[i].id && set[i].hash == hash && set[i].len == len &&
+		    !memcmp(set[i].raw, raw, len))
+			return &set[i];
+		if (set[i].id < old->id)
+			old = &set[i];
+	}
+	memo_slot_free(old);
+	return old;
+}
+
+/* The frames: the lines of [line, end), NUL-terminated at end. */
+static int parse_trace(struct fault *f, char *line, char *end)
+{
+	char *next;
+	int err;
+
+	for (; line < end; line = next) {
+		next = memchr(line, '\n', end - line);
+		next = next ? next : end;
+		*next++ = '\0';
+		if (!*line)
+			continue;
+		if (f->frame_cnt && parse_src(&f->frames[f->frame_cnt - 1], line))
+			continue;
+		err = add_frame(f, line);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* parse_trace(), through the memo when there is one: raw is the text the
+ * trace at t was copied from.
+ */
+static int parse_trace_memo(struct fault *f, const char *raw, char *t, char *end)
+{
+	size_t len = end - t;
+	struct memo_slot *m;
+	uint64_t hash;
+	int err;
+
+	if (!f->memo || len > MEMO_TRACE_MAX)
+		return parse_trace(f, t, end);
+	hash = trace_hash(raw, len);
+	m = memo_find(f->memo, hash, raw, len);
+	if (m->id)
+		return memo_take(f, m, t);
+	err = parse_trace(f, t, end);
+	if (!err)
+		memo_keep(f, m, hash, raw, t, len);
+	return err;
+}
+
 int fault__parse(const char *text, size_t len, bool terminated, struct fault *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->no_memo = true;	/* parsed once: nothing to remember */
 	return fault__reparse(text, len, terminated, f);
 }
 
 int fault__reparse(const char *text, size_t len, bool terminated, struct fault *f)
 {
-	bool in_trace = false, saw_trace = false;
+	bool saw_trace = false;
 	char *line, *next, *end;
 	int err;
 
 	err = reset(f, len);
 	if (err)
 		return err;
+	if (!f->memo && !f->no_memo)
+		f->memo = calloc(1, sizeof(*f->memo));	/* NULL: no memo */
 	memcpy(f->storage, text, len);
 	f->storage[len] = '\0';
 	end = f->storage + len;
-	for (line = f->storage; line < end; line = next) {
+	for (line = f->storage; line < end && !saw_trace; line = next) {
 		next = memchr(line, '\n', end - line);
 		next = next ? next : end;
 		*next++ = '\0';
@@ -396,19 +602,17 @@ int fault__reparse(const char *text, size_t len, bool terminated, struct fault *
 				f->incomplete = true;
 		} else if (line == f->storage) {
 			parse_header(f, line + strlen(ERROR_PREFIX));
-		} else if (!in_trace) {
-			if (has_prefix(line, CALL_TRACE) && !line[strlen(CALL_TRACE)])
-				in_trace = saw_trace = true;
-			else if (!parse_task(f, line) && !parse_detail(f, line) && *line)
-				f->incomplete = true;
-		} else if (*line) {
-			if (f->frame_cnt && parse_src(&f->frames[f->frame_cnt - 1], line))
-				continue;
-			err = add_frame(f, line);
-			if (err) {
-				fault__fini(f);
-				return err;
-			}
+		} else if (has_prefix(line, CALL_TRACE) && !line[strlen(CALL_TRACE)]) {
+			saw_trace = true;
+		} else if (!parse_task(f, line) && !parse_detail(f, line) && *line) {
+			f->incomplete = true;
+		}
+	}
+	if (saw_trace && line < end) {
+		err = parse_trace_memo(f, text + (line - f->storage), line, end);
+		if (err) {
+			fault__fini(f);
+			return err;
 		}
 	}
 	if (!terminated || !saw_trace || !f->frame_cnt || !f->has_task)
@@ -418,6 +622,7 @@ int fault__reparse(const char *text, size_t len, bool terminated, struct fault *
 
 void fault__fini(struct fault *f)
 {
+	memo_free(f->memo);
 	free(f->frames);
 	free(f->storage);
 	memset(f, 0, sizeof(*f));
