@@ -339,10 +339,10 @@ static int add_frame(struct fault *f, char *line)
 
 	if (f->frame_cnt == f->frame_cap) {
 		cap = f->frame_cap ? f->frame_cap * 2 : 16;
-		tmp = realloc(f->frames, cap * sizeof(*tmp));
+		tmp = realloc(f->frame_buf, cap * sizeof(*tmp));
 		if (!tmp)
 			return -ENOMEM;
-		f->frames = tmp;
+		f->frames = f->frame_buf = tmp;
 		f->frame_cap = cap;
 	}
 	parse_frame(f, &f->frames[f->frame_cnt++], line);
@@ -353,7 +353,8 @@ static int add_frame(struct fault *f, char *line)
 static int reset(struct fault *f, size_t len)
 {
 	struct fault keep = { .storage = f->storage, .storage_cap = f->storage_cap,
-			      .frames = f->frames, .frame_cap = f->frame_cap,
+			      .frames = f->frame_buf, .frame_buf = f->frame_buf,
+			      .frame_cap = f->frame_cap,
 			      .memo = f->memo, .no_memo = f->no_memo };
 	char *tmp;
 
@@ -454,31 +455,12 @@ static void copy_frames(struct frame *dst, const struct frame *src, int cnt,
 	}
 }
 
-static int reserve_frames(struct fault *f, int cnt)
-{
-	struct frame *tmp;
-
-	if (cnt <= f->frame_cap)
-		return 0;
-	tmp = realloc(f->frames, cnt * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	f->frames = tmp;
-	f->frame_cap = cnt;
-	return 0;
-}
-
-/* The trace at t (len bytes, parsed in place) is the slot's: take its
- * parse. The bytes already in t are the raw ones, the same length.
+/* The trace is the slot's: its frames are lent, pointing into the slot's
+ * copy, until the next fault__reparse() (the slot is replaced no sooner).
  */
-static int memo_take(struct fault *f, const struct memo_slot *m, char *t)
+static int memo_take(struct fault *f, struct memo_slot *m)
 {
-	int err = reserve_frames(f, m->frame_cnt);
-
-	if (err)
-		return err;
-	memcpy(t, m->parsed, m->len);
-	copy_frames(f->frames, m->frames, m->frame_cnt, m->parsed, t);
+	f->frames = m->frames;
 	f->frame_cnt = m->frame_cnt;
 	f->rfc_format = m->rfc_format;
 	f->trace_id = m->id;
@@ -493,14 +475,14 @@ static void memo_keep(struct fault *f, struct memo_slot *m, uint64_t hash,
 {
 	memo_slot_free(m);
 	m->raw = malloc(len ? len : 1);
-	m->parsed = malloc(len ? len : 1);
+	m->parsed = malloc(len + 1);	/* with the NUL that ends the text */
 	m->frames = malloc((f->frame_cnt ? f->frame_cnt : 1) * sizeof(*m->frames));
 	if (!m->raw || !m->parsed || !m->frames) {
 		memo_slot_free(m);
 		return;
 	}
 	memcpy(m->raw, raw, len);
-	memcpy(m->parsed, t, len);
+	memcpy(m->parsed, t, len + 1);
 	copy_frames(m->frames, f->frames, f->frame_cnt, t, m->parsed);
 	m->frame_cnt = f->frame_cnt;
 	m->rfc_format = f->rfc_format;
@@ -564,7 +546,7 @@ static int parse_trace_memo(struct fault *f, const char *raw, char *t, char *end
 	hash = trace_hash(raw, len);
 	m = memo_find(f->memo, hash, raw, len);
 	if (m->id)
-		return memo_take(f, m, t);
+		return memo_take(f, m);
 	err = parse_trace(f, t, end);
 	if (!err)
 		memo_keep(f, m, hash, raw, t, len);
@@ -623,7 +605,7 @@ int fault__reparse(const char *text, size_t len, bool terminated, struct fault *
 void fault__fini(struct fault *f)
 {
 	memo_free(f->memo);
-	free(f->frames);
+	free(f->frame_buf);
 	free(f->storage);
 	memset(f, 0, sizeof(*f));
 }

@@ -64,6 +64,7 @@ struct fault {
 	uint64_t trace_id;
 	char *storage;		/* all strings above point in here */
 	size_t storage_cap;	/* kept by fault__reparse() */
+	struct frame *frame_buf;	/* frames, unless lent by the memo */
 	int frame_cap;
 	struct fault_memo *memo;	/* traces seen by fault__reparse() */
 	bool no_memo;		/* fault__parse(): no memo */
