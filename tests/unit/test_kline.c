@@ -75,7 +75,7 @@ static void one_cu(struct kline *kl, Dwarf_Die *cu, size_t max_rows, struct tall
 {
 	Dwarf_Lines *lines;
 	size_t n, i, step;
-	Dwarf_Addr a;
+	Dwarf_Addr a = 0;
 	long before = t->bad;
 
 	if (dwarf_getsrclines(cu, &lines, &n) || !n) {
