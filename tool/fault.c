@@ -378,7 +378,7 @@ static int reset(struct fault *f, size_t len)
  * same bytes there gets a copy of the parsed bytes and frames.
  */
 #define MEMO_WAYS	4		/* a set of slots per hash, the oldest replaced */
-#define MEMO_SETS	64
+#define MEMO_SETS	16		/* 64 traces a stream (5 KB of slots) */
 #define MEMO_SLOTS	(MEMO_WAYS * MEMO_SETS)
 #define MEMO_TRACE_MAX	4096		/* longer traces are parsed each time */
 
