@@ -240,33 +240,63 @@ static int load_symbols(struct kobj *k)
 /* elfutils 0.188 finds no CU without .debug_aranges (clang leaves it out):
  * an index of every CU's ranges does not depend on it.
  */
-static int index_cus(struct kobj *k)
+static int cu_add(struct kobj *k, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Off off,
+		  Dwarf_Off hdr)
 {
-	Dwarf_Off off = 0, next, roff;
-	Dwarf_Addr base, lo, hi;
 	struct cu_range *tmp;
-	size_t hsize, cap = 0;
+
+	if (k->ncus == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		tmp = realloc(k->cus, *cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		k->cus = tmp;
+	}
+	k->cus[k->ncus++] = (struct cu_range){ lo, hi, off, hdr };
+	return 0;
+}
+
+/* A CU's ranges: kdie reads them from the sections (libdw loaded each
+ * CU's abbrevs for it: two thirds of the first frame), libdw where kdie
+ * cannot tell.
+ */
+static int index_cu(struct kobj *k, size_t *cap, Dwarf_Off hdr, Dwarf_Off roff,
+		    struct kdie_ranges *rs)
+{
+	Dwarf_Addr base, lo, hi;
 	ptrdiff_t r;
 	Dwarf_Die cu;
+	size_t i;
 
-	while (dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Off hdr = off;
-
-		roff = off + hsize;
-		off = next;
-		if (!dwarf_offdie(k->dw, roff, &cu))
-			continue;
-		for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;) {
-			if (k->ncus == cap) {
-				cap = cap ? cap * 2 : 256;
-				tmp = realloc(k->cus, cap * sizeof(*tmp));
-				if (!tmp)
-					return -ENOMEM;
-				k->cus = tmp;
-			}
-			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff, hdr };
-		}
+	rs->cnt = 0;
+	if (k->kd && !kdie__cu_ranges(k->kd, hdr, rs)) {
+		for (i = 0; i < rs->cnt; i++)
+			if (cu_add(k, cap, rs->v[i].lo, rs->v[i].hi, roff, hdr))
+				return -ENOMEM;
+		return 0;
 	}
+	if (!dwarf_offdie(k->dw, roff, &cu))
+		return 0;
+	for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;)
+		if (cu_add(k, cap, lo, hi, roff, hdr))
+			return -ENOMEM;
+	return 0;
+}
+
+static int index_cus(struct kobj *k)
+{
+	struct kdie_ranges rs = {};
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	int err = 0;
+
+	while (!err && dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		err = index_cu(k, &cap, off, off + hsize, &rs);
+		off = next;
+	}
+	free(rs.v);
+	if (err)
+		return err;
 	qsort(k->cus, k->ncus, sizeof(*k->cus), cmp_cu);
 	return 0;
 }
@@ -460,9 +490,9 @@ static int kobj_load(struct kobj *k)
 	if (load_symbols(k))
 		return -ENOENT;
 	if (k->dw) {
-		index_cus(k);
 		k->kd = kdie__new(k->dw);
 		k->kl = kline__new(k->dw);
+		index_cus(k);
 	}
 	k->loaded = 1;
 	return 0;
