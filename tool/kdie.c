@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <dwarf.h>
 #include <gelf.h>
 
@@ -954,4 +956,42 @@ int kdie__cu_ranges(struct kdie *kd, Dwarf_Off hdr_off, struct kdie_ranges *r)
 	if (err)
 		r->cnt = cnt;	/* nothing from a list libdw is to read */
 	return err;
+}
+
+/* ---- reading ahead ---------------------------------------------------------
+ * The CU index reads every CU's header and first DIE, its abbrevs and its
+ * ranges: a few pages each, scattered over hundreds of MB. From a file
+ * not in the page cache, one at a time, that was most of the first
+ * frame. Asking for them all at once lets the reads overlap. Only a hint:
+ * .debug_aranges says where the CUs are, nothing is taken from it.
+ */
+static void will_need(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+
+	if (p && len)
+		madvise((void *)a, (uintptr_t)p + len - a, MADV_WILLNEED);
+}
+
+void kdie__prefetch(struct kdie *kd)
+{
+	Elf *elf = dwarf_getelf(kd->dw);
+	Elf_Data *ar = elf ? section(elf, ".debug_aranges") : NULL;
+	const uint8_t *p, *end, *next;
+	uint64_t len, ver, off;
+
+	will_need(kd->abbrev, kd->abbrev_len);
+	will_need(kd->rnglists, kd->rnglists_len);
+	will_need(kd->ranges, kd->ranges_len);
+	if (!ar || !ar->d_buf)
+		return;
+	p = ar->d_buf;
+	end = p + ar->d_size;
+	while (fixed(&p, end, 4, &len) && len < 0xfffffff0 && len <= (size_t)(end - p)) {
+		next = p + len;
+		if (fixed(&p, next, 2, &ver) && fixed(&p, next, 4, &off) && off < kd->info_len)
+			will_need(kd->info + off, kd->info_len - off < 8192 ? kd->info_len - off : 8192);
+		p = next;
+	}
 }

@@ -40,6 +40,11 @@ struct kdie_ranges {
 };
 
 int kdie__cu_ranges(struct kdie *kd, Dwarf_Off hdr_off, struct kdie_ranges *r);
+/* Ask the kernel to read, all at once, what the CU index is to read: each
+ * CU's first pages (where .debug_aranges says the CUs are), the abbrevs
+ * and range lists.
+ */
+void kdie__prefetch(struct kdie *kd);
 void kdie__free(struct kdie *kd);
 
 #endif

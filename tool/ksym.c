@@ -492,6 +492,8 @@ static int kobj_load(struct kobj *k)
 	if (k->dw) {
 		k->kd = kdie__new(k->dw);
 		k->kl = kline__new(k->dw);
+		if (k->kd)
+			kdie__prefetch(k->kd);
 		index_cus(k);
 	}
 	k->loaded = 1;
