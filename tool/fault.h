@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum fault_kind {
 	FAULT_UNKNOWN,		/* an ERROR: header this version does not know */
@@ -56,9 +57,17 @@ struct fault {
 	const char *comm;
 	struct frame *frames;
 	int frame_cnt;
+	/* Non-zero: the frames are those of every other fault with this id
+	 * (the same call trace, byte for byte), parsed once by
+	 * fault__reparse(). 0: not known.
+	 */
+	uint64_t trace_id;
 	char *storage;		/* all strings above point in here */
 	size_t storage_cap;	/* kept by fault__reparse() */
+	struct frame *frame_buf;	/* frames, unless lent by the memo */
 	int frame_cap;
+	struct fault_memo *memo;	/* traces seen by fault__reparse() */
+	bool no_memo;		/* fault__parse(): no memo */
 };
 
 /* Parse one report. terminated: it ended with its blank line. Returns 0 or

@@ -12,11 +12,32 @@ struct strbuf {
 	bool oom;
 };
 
+/* A fault whose call trace was seen before (fault.trace_id) is in the
+ * same group as the last one with that trace, kind, lock and header: the
+ * signature is made of nothing else. Building and comparing it was a
+ * seventh of report --input's time.
+ */
+#define SIG_MEMO_WAYS	4	/* a set per hash, the oldest replaced */
+#define SIG_MEMO_SETS	64
+#define SIG_MEMO_SLOTS	(SIG_MEMO_WAYS * SIG_MEMO_SETS)
+
+struct sig_memo {
+	const struct gprog *prog;
+	uint64_t trace_id;		/* 0: empty */
+	enum fault_kind kind;
+	char *lock_func;		/* NULL when the fault has none */
+	char *header;			/* FAULT_UNKNOWN's header, else NULL */
+	int group;			/* index in prog->groups */
+	uint64_t age;			/* when kept: the oldest is replaced */
+};
+
 struct grouper {
 	struct gprog **progs;
 	size_t cnt, cap;
 	struct gprog *last;	/* events come in runs of one program */
 	struct strbuf sig;	/* the signature being looked up */
+	struct sig_memo memo[SIG_MEMO_SLOTS];
+	uint64_t memo_age;
 };
 
 /* Signatures are built with plain appends, not vsnprintf: formatting
@@ -267,6 +288,78 @@ static void addr_add(struct addr_set *a, unsigned long long v)
 	a->v[a->cnt++] = v;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* The fields of a fault besides its frames that its signature holds. */
+static const char *sig_header(const struct fault *f)
+{
+	return f->kind == FAULT_UNKNOWN ? (f->header ? f->header : "") : NULL;
+}
+
+static struct sig_memo *memo_set(struct grouper *g, const struct gprog *p, const struct fault *f)
+{
+	uint64_t h = (f->trace_id ^ (uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ULL ^ f->kind;
+
+	return &g->memo[(h >> 32) % SIG_MEMO_SETS * SIG_MEMO_WAYS];
+}
+
+static bool memo_matches(const struct sig_memo *m, const struct gprog *p, const struct fault *f)
+{
+	return m->trace_id == f->trace_id && m->prog == p && m->kind == f->kind &&
+	       same_str(m->lock_func, f->lock_func) && same_str(m->header, sig_header(f));
+}
+
+static struct fgroup *memo_find(struct grouper *g, struct gprog *p, const struct fault *f)
+{
+	struct sig_memo *set;
+	int i;
+
+	if (!f->trace_id)
+		return NULL;
+	set = memo_set(g, p, f);
+	for (i = 0; i < SIG_MEMO_WAYS; i++)
+		if (memo_matches(&set[i], p, f))
+			return &p->groups[set[i].group];
+	return NULL;
+}
+
+static void memo_clear(struct sig_memo *m)
+{
+	free(m->lock_func);
+	free(m->header);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Best effort: out of memory only means the signature is built again. */
+static void memo_keep(struct grouper *g, struct gprog *p, const struct fault *f,
+		      const struct fgroup *grp)
+{
+	struct sig_memo *m, *set;
+	int i;
+
+	if (!f->trace_id)
+		return;
+	set = memo_set(g, p, f);
+	for (i = 0, m = set; i < SIG_MEMO_WAYS; i++)
+		if (set[i].age < m->age)
+			m = &set[i];
+	memo_clear(m);
+	m->age = ++g->memo_age;
+	m->lock_func = f->lock_func ? strdup(f->lock_func) : NULL;
+	m->header = sig_header(f) ? strdup(sig_header(f)) : NULL;
+	if ((f->lock_func && !m->lock_func) || (sig_header(f) && !m->header)) {
+		memo_clear(m);
+		return;
+	}
+	m->prog = p;
+	m->trace_id = f->trace_id;
+	m->kind = f->kind;
+	m->group = grp - p->groups;
+}
+
 static struct fgroup *find_group(struct gprog *p, uint64_t hash, const char *sig)
 {
 	int i;
@@ -306,10 +399,12 @@ int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *e
 		       const struct timespec *ts)
 {
 	const struct fault *f = ev->fault;
-	struct fgroup *grp;
+	struct fgroup *grp = memo_find(g, p, f);
 	uint64_t hash;
 	char *sig;
 
+	if (grp)
+		goto found;
 	if (!build_signature(&g->sig, f))
 		return -ENOMEM;
 	hash = sig_hash(g->sig.s, g->sig.len);
@@ -323,6 +418,8 @@ int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *e
 		}
 		grp->first = *ts;
 	}
+	memo_keep(g, p, f, grp);
+found:
 	grp->count++;
 	grp->last = *ts;
 	if (f->has_task) {
@@ -378,6 +475,8 @@ size_t grouper__sorted(struct grouper *g, struct gprog ***out)
 {
 	size_t i;
 
+	for (i = 0; i < SIG_MEMO_SLOTS; i++)	/* the groups move */
+		memo_clear(&g->memo[i]);
 	for (i = 0; i < g->cnt; i++)
 		if (g->progs[i]->group_cnt)
 			qsort(g->progs[i]->groups, g->progs[i]->group_cnt,
@@ -405,6 +504,8 @@ void grouper__free(struct grouper *g)
 		free(g->progs[i]->stack_example);
 		free(g->progs[i]);
 	}
+	for (i = 0; i < SIG_MEMO_SLOTS; i++)
+		memo_clear(&g->memo[i]);
 	free(g->progs);
 	free(g->sig.s);
 	free(g);

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <dwarf.h>
 #include <gelf.h>
 
@@ -58,6 +60,9 @@ struct kdie {
 	size_t units_cap, units_cnt;
 	const uint8_t *info, *abbrev;
 	size_t info_len, abbrev_len;
+	const uint8_t *ranges, *rnglists;	/* NULL: none */
+	size_t ranges_len, rnglists_len;
+	bool rel;			/* ET_REL: relocated by libdw, ranges its */
 	/* the abbrevs of the last CU, reused while frames stay in it */
 	uint64_t abbrev_off;
 	bool abbrev_valid;
@@ -176,6 +181,17 @@ struct kdie *kdie__new(Dwarf *dw)
 	kd->info_len = info->d_size;
 	kd->abbrev = abbrev->d_buf;
 	kd->abbrev_len = abbrev->d_size;
+	kd->rel = eh.e_type == ET_REL;
+	info = section(elf, ".debug_ranges");
+	if (info && info->d_buf) {
+		kd->ranges = info->d_buf;
+		kd->ranges_len = info->d_size;
+	}
+	info = section(elf, ".debug_rnglists");
+	if (info && info->d_buf) {
+		kd->rnglists = info->d_buf;
+		kd->rnglists_len = info->d_size;
+	}
 	return kd;
 }
 
@@ -325,11 +341,12 @@ static int read_abbrevs(struct kdie *kd, const struct kcu *cu, uint64_t off)
 	return 0;
 }
 
-/* The unit header at off (DWARF 2 to 5), and its abbrevs. */
-static int read_cu(struct kdie *kd, Dwarf_Off off, struct kcu *cu, const uint8_t **first)
+/* The unit header at off (DWARF 2 to 5). */
+static int read_unit(struct kdie *kd, Dwarf_Off off, struct kcu *cu, const uint8_t **first,
+		     uint64_t *abbrev_off)
 {
 	const uint8_t *p = kd->info + off, *end = kd->info + kd->info_len;
-	uint64_t len, ver, abbrev_off, type = DW_UT_compile, asz;
+	uint64_t len, ver, type = DW_UT_compile, asz;
 
 	if (off >= kd->info_len || !fixed(&p, end, 4, &len))
 		return -EINVAL;
@@ -347,16 +364,25 @@ static int read_cu(struct kdie *kd, Dwarf_Off off, struct kcu *cu, const uint8_t
 		return -EINVAL;
 	cu->version = ver;
 	if (ver == 5 && (!fixed(&p, cu->end, 1, &type) || !fixed(&p, cu->end, 1, &asz) ||
-			 !fixed(&p, cu->end, cu->off_size, &abbrev_off)))
+			 !fixed(&p, cu->end, cu->off_size, abbrev_off)))
 		return -EINVAL;
-	if (ver < 5 && (!fixed(&p, cu->end, cu->off_size, &abbrev_off) || !fixed(&p, cu->end, 1, &asz)))
+	if (ver < 5 && (!fixed(&p, cu->end, cu->off_size, abbrev_off) || !fixed(&p, cu->end, 1, &asz)))
 		return -EINVAL;
 	/* the units that hold code: no skeleton, split or type units */
 	if ((type != DW_UT_compile && type != DW_UT_partial) || (asz != 4 && asz != 8))
 		return -ENOTSUP;
 	cu->addr_size = asz;
 	*first = p;
-	return read_abbrevs(kd, cu, abbrev_off);
+	return 0;
+}
+
+/* The unit header at off, and its abbrevs. */
+static int read_cu(struct kdie *kd, Dwarf_Off off, struct kcu *cu, const uint8_t **first)
+{
+	uint64_t abbrev_off;
+	int err = read_unit(kd, off, cu, first, &abbrev_off);
+
+	return err ? err : read_abbrevs(kd, cu, abbrev_off);
 }
 
 /* One attribute's value, as far as the walk needs values: addresses,
@@ -717,4 +743,255 @@ int kdie__scope_path(struct kdie *kd, Dwarf_Off cu_off, Dwarf_Addr pc, Dwarf_Off
 		p = d.children;
 	}
 	return -EINVAL;
+}
+
+/* ---- a CU's address ranges, as dwarf_ranges() gives them -----------------
+ * The symbolizer's CU index asks every CU: through libdw that was two
+ * thirds of the first frame (each CU's abbrevs loaded into a locked hash
+ * for one DIE).
+ */
+
+struct cu_attrs {
+	uint64_t low, high, entry, ranges;
+	unsigned int low_form, high_form, entry_form, ranges_form;	/* 0: absent */
+	bool other;		/* abstract_origin, specification: libdw's */
+};
+
+/* The abbrev of code in the table at off, without decoding the others
+ * (one DIE of the CU is read): its tag, and where its attributes are.
+ */
+static const uint8_t *find_abbrev(struct kdie *kd, uint64_t off, uint64_t code, uint64_t *tag)
+{
+	const uint8_t *p = kd->abbrev + off, *end = kd->abbrev + kd->abbrev_len;
+	uint64_t c, name, form;
+	int64_t implicit;
+
+	if (off >= kd->abbrev_len)
+		return NULL;
+	while (uleb(&p, end, &c) && c) {
+		if (!uleb(&p, end, tag) || p >= end)
+			return NULL;
+		p++;	/* DW_CHILDREN_* */
+		if (c == code)
+			return p;
+		do {
+			if (!uleb(&p, end, &name) || !uleb(&p, end, &form) ||
+			    (form == DW_FORM_implicit_const && !sleb(&p, end, &implicit)))
+				return NULL;
+		} while (name || form);
+	}
+	return NULL;
+}
+
+static int cu_die_attrs(struct kdie *kd, const struct kcu *cu, const uint8_t *p,
+			uint64_t abbrev_off, struct cu_attrs *ca)
+{
+	const uint8_t *a, *aend = kd->abbrev + kd->abbrev_len;
+	uint64_t code, tag, name, form, v;
+	int64_t implicit;
+
+	memset(ca, 0, sizeof(*ca));
+	if (!uleb(&p, cu->end, &code) || !code || !(a = find_abbrev(kd, abbrev_off, code, &tag)))
+		return -EINVAL;
+	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+		return -ENOTSUP;
+	for (;;) {
+		if (!uleb(&a, aend, &name) || !uleb(&a, aend, &form))
+			return -EINVAL;
+		if (!name && !form)
+			return 0;
+		implicit = 0;
+		if (form == DW_FORM_implicit_const && !sleb(&a, aend, &implicit))
+			return -EINVAL;
+		p = attr_value(cu, form, p, &v);
+		if (!p)
+			return -ENOTSUP;
+		if (form == DW_FORM_implicit_const)
+			v = implicit;
+		switch (name) {
+		case DW_AT_low_pc:
+			ca->low = v;
+			ca->low_form = form;
+			break;
+		case DW_AT_high_pc:
+			ca->high = v;
+			ca->high_form = form;
+			break;
+		case DW_AT_entry_pc:
+			ca->entry = v;
+			ca->entry_form = form;
+			break;
+		case DW_AT_ranges:
+			ca->ranges = v;
+			ca->ranges_form = form;
+			break;
+		case DW_AT_abstract_origin:
+		case DW_AT_specification:
+			ca->other = true;
+			break;
+		}
+	}
+}
+
+static int range_add(struct kdie_ranges *r, uint64_t lo, uint64_t hi)
+{
+	if (grow((void **)&r->v, &r->cap, r->cnt + 1, sizeof(*r->v)))
+		return -ENOMEM;
+	r->v[r->cnt++] = (struct kdie_range){ lo, hi };
+	return 0;
+}
+
+/* DWARF 5 .debug_rnglists from off: the entries without .debug_addr. */
+static int read_rnglist(struct kdie *kd, const struct kcu *cu, uint64_t off, uint64_t base,
+			struct kdie_ranges *r)
+{
+	const uint8_t *p = kd->rnglists + off, *end = kd->rnglists + kd->rnglists_len;
+	unsigned int w = cu->addr_size;
+	uint64_t b, e;
+
+	for (;;) {
+		if (p >= end)
+			return -ENOTSUP;
+		switch (*p++) {
+		case DW_RLE_end_of_list:
+			return 0;
+		case DW_RLE_offset_pair:
+			if (p >= end || !uleb(&p, end, &b) || p >= end || !uleb(&p, end, &e))
+				return -ENOTSUP;
+			b += base;
+			e += base;
+			break;
+		case DW_RLE_base_address:
+			if (!fixed(&p, end, w, &base))
+				return -ENOTSUP;
+			continue;
+		case DW_RLE_start_end:
+			if (!fixed(&p, end, w, &b) || !fixed(&p, end, w, &e))
+				return -ENOTSUP;
+			break;
+		case DW_RLE_start_length:
+			if (!fixed(&p, end, w, &b) || p >= end || !uleb(&p, end, &e))
+				return -ENOTSUP;
+			e += b;
+			break;
+		default:	/* the x forms read .debug_addr: libdw's */
+			return -ENOTSUP;
+		}
+		if (range_add(r, b, e))
+			return -ENOMEM;
+	}
+}
+
+/* DWARF 2 to 4 .debug_ranges from off. */
+static int read_ranges(struct kdie *kd, const struct kcu *cu, uint64_t off, uint64_t base,
+		       struct kdie_ranges *r)
+{
+	const uint8_t *p = kd->ranges + off, *end = kd->ranges + kd->ranges_len;
+	unsigned int w = cu->addr_size;
+	uint64_t b, e, escape = w == 8 ? UINT64_MAX : UINT32_MAX;
+
+	for (;;) {
+		if (!fixed(&p, end, w, &b) || !fixed(&p, end, w, &e))
+			return -ENOTSUP;
+		if (b == escape) {
+			if (e == escape)
+				return -ENOTSUP;
+			base = e;
+			continue;
+		}
+		if (!b && !e)
+			return 0;
+		if (range_add(r, b + base, e + base))
+			return -ENOMEM;
+	}
+}
+
+/* dwarf_ranges() of a CU DIE: low_pc and high_pc, else DW_AT_ranges from
+ * the CU's base address (low_pc, else entry_pc, else 0).
+ */
+static int cu_ranges(struct kdie *kd, const struct kcu *cu, const struct cu_attrs *ca,
+		     struct kdie_ranges *r)
+{
+	uint64_t base = 0;
+	bool v5 = cu->version >= 5;
+
+	if ((ca->low_form && ca->low_form != DW_FORM_addr) ||
+	    (ca->high_form && ca->high_form != DW_FORM_addr && !is_offset(ca->high_form)) ||
+	    (!ca->low_form && ca->entry_form && ca->entry_form != DW_FORM_addr) || ca->other)
+		return -ENOTSUP;	/* .debug_addr, odd forms: libdw's */
+	if (ca->low_form && ca->high_form)
+		return range_add(r, ca->low, ca->high_form == DW_FORM_addr ? ca->high :
+				 ca->low + ca->high);
+	if (!ca->ranges_form)
+		return 0;
+	if (ca->ranges_form != DW_FORM_sec_offset)
+		return -ENOTSUP;
+	if (ca->low_form)
+		base = ca->low;
+	else if (ca->entry_form)
+		base = ca->entry;
+	if (v5 && kd->rnglists && ca->ranges < kd->rnglists_len)
+		return read_rnglist(kd, cu, ca->ranges, base, r);
+	if (!v5 && kd->ranges && ca->ranges < kd->ranges_len)
+		return read_ranges(kd, cu, ca->ranges, base, r);
+	return -ENOTSUP;
+}
+
+int kdie__cu_ranges(struct kdie *kd, Dwarf_Off hdr_off, struct kdie_ranges *r)
+{
+	size_t cnt = r->cnt;
+	struct cu_attrs ca;
+	uint64_t abbrev_off;
+	const uint8_t *p;
+	struct kcu cu;
+	int err;
+
+	if (kd->rel)	/* relocated addresses: libdw tells them apart */
+		return -ENOTSUP;
+	err = read_unit(kd, hdr_off, &cu, &p, &abbrev_off);
+	if (!err)
+		err = cu_die_attrs(kd, &cu, p, abbrev_off, &ca);
+	if (!err)
+		err = cu_ranges(kd, &cu, &ca, r);
+	if (err)
+		r->cnt = cnt;	/* nothing from a list libdw is to read */
+	return err;
+}
+
+/* ---- reading ahead ---------------------------------------------------------
+ * The CU index reads every CU's header and first DIE, its abbrevs and its
+ * ranges: a few pages each, scattered over hundreds of MB. From a file
+ * not in the page cache, one at a time, that was most of the first
+ * frame. Asking for them all at once lets the reads overlap. Only a hint:
+ * .debug_aranges says where the CUs are, nothing is taken from it.
+ */
+static void will_need(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+
+	if (p && len)
+		madvise((void *)a, (uintptr_t)p + len - a, MADV_WILLNEED);
+}
+
+void kdie__prefetch(struct kdie *kd)
+{
+	Elf *elf = dwarf_getelf(kd->dw);
+	Elf_Data *ar = elf ? section(elf, ".debug_aranges") : NULL;
+	const uint8_t *p, *end, *next;
+	uint64_t len, ver, off;
+
+	will_need(kd->abbrev, kd->abbrev_len);
+	will_need(kd->rnglists, kd->rnglists_len);
+	will_need(kd->ranges, kd->ranges_len);
+	if (!ar || !ar->d_buf)
+		return;
+	p = ar->d_buf;
+	end = p + ar->d_size;
+	while (fixed(&p, end, 4, &len) && len < 0xfffffff0 && len <= (size_t)(end - p)) {
+		next = p + len;
+		if (fixed(&p, next, 2, &ver) && fixed(&p, next, 4, &off) && off < kd->info_len)
+			will_need(kd->info + off, kd->info_len - off < 8192 ? kd->info_len - off : 8192);
+		p = next;
+	}
 }

@@ -26,6 +26,25 @@ struct kdie *kdie__new(Dwarf *dw);
  * (unknown form, malformed data): the caller then asks libdw.
  */
 int kdie__scope_path(struct kdie *kd, Dwarf_Off cu_off, Dwarf_Addr pc, Dwarf_Off *path, int max);
+/* The address ranges dwarf_ranges() gives for the CU whose header is at
+ * hdr_off, appended to r; -errno (r as it was) when this reader cannot
+ * tell: the caller then asks libdw.
+ */
+struct kdie_range {
+	uint64_t lo, hi;
+};
+
+struct kdie_ranges {
+	struct kdie_range *v;
+	size_t cnt, cap;
+};
+
+int kdie__cu_ranges(struct kdie *kd, Dwarf_Off hdr_off, struct kdie_ranges *r);
+/* Ask the kernel to read, all at once, what the CU index is to read: each
+ * CU's first pages (where .debug_aranges says the CUs are), the abbrevs
+ * and range lists.
+ */
+void kdie__prefetch(struct kdie *kd);
 void kdie__free(struct kdie *kd);
 
 #endif

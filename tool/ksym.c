@@ -20,6 +20,7 @@
 
 #include "debuginfo.h"
 #include "kdie.h"
+#include "kline.h"
 #include "symcache.h"
 #include "ksym.h"
 #include "main.h"
@@ -47,6 +48,7 @@ struct kobj {
 	Dwarf *dw;
 	Dwarf_Addr bias;
 	struct kdie *kd;		/* scope chains without libdw's walks */
+	struct kline *kl;		/* line rows without libdw's tables */
 	/* Symbols by name in a hash table, built in one pass (sorting them by
 	 * name was half of the time to the first frame); kallsyms' sizes
 	 * from the sorted addresses, for the few names looked up.
@@ -99,6 +101,7 @@ static void kobj_fini(struct kobj *k)
 {
 	symcache__close(k->cache);
 	kdie__free(k->kd);
+	kline__free(k->kl);
 	if (k->dwfl)
 		dwfl_end(k->dwfl);
 	free(k->syms);
@@ -237,33 +240,63 @@ static int load_symbols(struct kobj *k)
 /* elfutils 0.188 finds no CU without .debug_aranges (clang leaves it out):
  * an index of every CU's ranges does not depend on it.
  */
-static int index_cus(struct kobj *k)
+static int cu_add(struct kobj *k, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Off off,
+		  Dwarf_Off hdr)
 {
-	Dwarf_Off off = 0, next, roff;
-	Dwarf_Addr base, lo, hi;
 	struct cu_range *tmp;
-	size_t hsize, cap = 0;
+
+	if (k->ncus == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		tmp = realloc(k->cus, *cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		k->cus = tmp;
+	}
+	k->cus[k->ncus++] = (struct cu_range){ lo, hi, off, hdr };
+	return 0;
+}
+
+/* A CU's ranges: kdie reads them from the sections (libdw loaded each
+ * CU's abbrevs for it: two thirds of the first frame), libdw where kdie
+ * cannot tell.
+ */
+static int index_cu(struct kobj *k, size_t *cap, Dwarf_Off hdr, Dwarf_Off roff,
+		    struct kdie_ranges *rs)
+{
+	Dwarf_Addr base, lo, hi;
 	ptrdiff_t r;
 	Dwarf_Die cu;
+	size_t i;
 
-	while (dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Off hdr = off;
-
-		roff = off + hsize;
-		off = next;
-		if (!dwarf_offdie(k->dw, roff, &cu))
-			continue;
-		for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;) {
-			if (k->ncus == cap) {
-				cap = cap ? cap * 2 : 256;
-				tmp = realloc(k->cus, cap * sizeof(*tmp));
-				if (!tmp)
-					return -ENOMEM;
-				k->cus = tmp;
-			}
-			k->cus[k->ncus++] = (struct cu_range){ lo, hi, roff, hdr };
-		}
+	rs->cnt = 0;
+	if (k->kd && !kdie__cu_ranges(k->kd, hdr, rs)) {
+		for (i = 0; i < rs->cnt; i++)
+			if (cu_add(k, cap, rs->v[i].lo, rs->v[i].hi, roff, hdr))
+				return -ENOMEM;
+		return 0;
 	}
+	if (!dwarf_offdie(k->dw, roff, &cu))
+		return 0;
+	for (r = 0; (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0;)
+		if (cu_add(k, cap, lo, hi, roff, hdr))
+			return -ENOMEM;
+	return 0;
+}
+
+static int index_cus(struct kobj *k)
+{
+	struct kdie_ranges rs = {};
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	int err = 0;
+
+	while (!err && dwarf_nextcu(k->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		err = index_cu(k, &cap, off, off + hsize, &rs);
+		off = next;
+	}
+	free(rs.v);
+	if (err)
+		return err;
 	qsort(k->cus, k->ncus, sizeof(*k->cus), cmp_cu);
 	return 0;
 }
@@ -457,8 +490,11 @@ static int kobj_load(struct kobj *k)
 	if (load_symbols(k))
 		return -ENOENT;
 	if (k->dw) {
-		index_cus(k);
 		k->kd = kdie__new(k->dw);
+		k->kl = kline__new(k->dw);
+		if (k->kd)
+			kdie__prefetch(k->kd);
+		index_cus(k);
 	}
 	k->loaded = 1;
 	return 0;
@@ -518,17 +554,47 @@ static const char *die_name(Dwarf_Die *die)
 	return n ? n : "";
 }
 
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+/* kl: the CU's file table was read by kline__lookup(), else libdw's. */
+static const char *call_file(struct kline *kl, Dwarf_Die *cu, Dwarf_Die *inl)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Files *files;
 	Dwarf_Word idx;
 	size_t nfiles;
 
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx))
+		return NULL;
+	if (kl)
+		return kline__file(kl, idx);
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
 		return NULL;
 	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* The file, line and column of a in cu, as dwarf_getsrc_die() and
+ * dwarf_linesrc() give them: by kline, else by libdw. *kl_used says whose
+ * file table call_file() is to read. False when there is no line.
+ */
+static bool line_of(struct kobj *k, Dwarf_Die *cu, Dwarf_Addr a, const char **file, int *lno,
+		    int *col, struct kline **kl_used)
+{
+	struct kline_row row;
+	Dwarf_Line *line;
+	int rc = k->kl ? kline__lookup(k->kl, cu, a, &row) : -ENOTSUP;
+
+	*kl_used = rc >= 0 ? k->kl : NULL;
+	if (rc > 0) {
+		*file = kline__file(k->kl, row.file);
+		*lno = row.line;
+		*col = row.col;
+		return true;
+	}
+	if (!rc || !(line = dwarf_getsrc_die(cu, a)))
+		return false;
+	*file = dwarf_linesrc(line, NULL, NULL);
+	dwarf_lineno(line, lno);
+	dwarf_linecol(line, col);
+	return true;
 }
 
 /* The scopes containing pc, innermost first, down to the CU: what
@@ -577,14 +643,14 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 	bool covered = a >= ks->addr && a < ks->addr + (ks->size ? ks->size : ks->dist);
 	Dwarf_Die cu, stack[KDIE_DEPTH_MAX], *scopes = NULL;
 	const struct cu_range *r = NULL;
+	struct kline *kl = NULL;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
-	Dwarf_Line *line;
 	int n, i, lno = 0, col = 0;
-	const char *file;
+	const char *file = NULL;
 
 	if (!k->dw || !(r = find_cu(k, a - k->bias, &cu)) ||
-	    !(line = dwarf_getsrc_die(&cu, a - k->bias))) {
+	    !line_of(k, &cu, a - k->bias, &file, &lno, &col, &kl)) {
 		/* no line information (trampolines, markers): only the name */
 		if (!covered)
 			return;
@@ -593,9 +659,6 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 		loc->found = true;
 		return;
 	}
-	file = dwarf_linesrc(line, NULL, NULL);
-	dwarf_lineno(line, &lno);
-	dwarf_linecol(line, &col);
 	n = scope_chain(k, r, &cu, a - k->bias, stack, &scopes);
 	loc->site_cnt = 0;
 	for (i = 0; i < n && loc->site_cnt < SYM_INLINE_MAX; i++) {
@@ -612,7 +675,7 @@ static void dwarf_sites(struct ksyms *s, struct kobj *k, Dwarf_Addr a, const str
 		if (tag == DW_TAG_subprogram)
 			break;
 		/* the next site is where this inlined body was called */
-		file = call_file(&cu, &scopes[i]);
+		file = call_file(kl, &cu, &scopes[i]);
 		lno = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) ? 0 : w;
 		col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) ? 0 : w;
 	}

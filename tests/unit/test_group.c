@@ -341,6 +341,89 @@ static void test_signature_text(void)
 	grouper__free(g);
 }
 
+/* Grouping through the trace memo (fault__reparse() gives a trace_id to
+ * faults whose call trace it saw before) against grouping by the
+ * signature alone (fault__parse() gives none): the same groups, counts
+ * and examples, also where one trace comes with another kind, lock or
+ * header, and in another program.
+ */
+static void add_both(struct grouper *gm, struct gprog *pm, struct grouper *gs, struct gprog *ps,
+		     struct fault *reused, const char *text, long sec)
+{
+	struct timespec ts = { sec, 0 };
+	struct event ev = { .kind = EV_FAULT, .stream = 2, .text = text, .len = strlen(text) };
+	struct fault f;
+
+	if (fault__reparse(text, strlen(text), true, reused) || fault__parse(text, strlen(text), true, &f))
+		abort();
+	CHECK(reused->trace_id && !f.trace_id, "trace ids %llu %llu",
+	      (unsigned long long)reused->trace_id, (unsigned long long)f.trace_id);
+	ev.fault = reused;
+	CHECK(!grouper__add_fault(gm, pm, &ev, &ts), "add_fault (memo) failed");
+	ev.fault = &f;
+	CHECK(!grouper__add_fault(gs, ps, &ev, &ts), "add_fault failed");
+	fault__fini(&f);
+}
+
+static void same_groups(const struct gprog *a, const struct gprog *b)
+{
+	int i;
+
+	CHECK(a->group_cnt == b->group_cnt, "%d groups, by signature %d", a->group_cnt, b->group_cnt);
+	for (i = 0; i < a->group_cnt && i < b->group_cnt; i++) {
+		CHECK_STR(a->groups[i].signature, b->groups[i].signature);
+		CHECK(a->groups[i].count == b->groups[i].count, "group %d: %llu, by signature %llu",
+		      i, a->groups[i].count, b->groups[i].count);
+		CHECK(a->groups[i].example_len == b->groups[i].example_len &&
+		      !memcmp(a->groups[i].example, b->groups[i].example, a->groups[i].example_len),
+		      "group %d: another example", i);
+	}
+}
+
+static void test_trace_memo(void)
+{
+	struct grouper *gm = grouper__new(), *gs = grouper__new();
+	struct gprog *pm[2] = { grouper__prog(gm, 7, "8c3f1b1a2d9e7c60", "arena_fault"),
+				grouper__prog(gm, 8, "8c3f1b1a2d9e7c60", "arena_fault") };
+	struct gprog *ps[2] = { grouper__prog(gs, 7, "8c3f1b1a2d9e7c60", "arena_fault"),
+				grouper__prog(gs, 8, "8c3f1b1a2d9e7c60", "arena_fault") };
+	char *texts[8];
+	struct fault reused = {};
+	char off[64];
+	int i, n = 0;
+
+	texts[n++] = strdup(arena_read);
+	texts[n++] = edit(arena_read, "Arena READ", "Arena WRITE");		/* same trace */
+	texts[n++] = edit(arena_read, "Arena READ access", "Arena SNEAKY access");
+	texts[n++] = edit(arena_read, "Arena READ access", "Arena ODD access");	/* unknown */
+	texts[n++] = strdup(deadlock);
+	texts[n++] = edit(deadlock, "deadlock detected for bpf_res_spin_lock\n",
+			  "deadlock detected for bpf_res_spin_lock_irqsave\n");
+	texts[n++] = edit(arena_read, "@ demo.bpf.c:41", "@ demo.bpf.c:42");
+	texts[n++] = edit(arena_read, "CPU: 1 UID: 0 PID: 4242", "CPU: 3 UID: 0 PID: 7");
+	for (i = 0; i < 3 * n; i++)
+		add_both(gm, pm[i / n % 2], gs, ps[i / n % 2], &reused, texts[(i * 5) % n], i);
+	/* more traces than the memo keeps, then the first ones again */
+	for (i = 0; i < 300; i++) {
+		char *t;
+
+		snprintf(off, sizeof(off), "ex_handler_bpf+0x%x/0x60", i % 150);
+		t = edit(arena_read, "ex_handler_bpf+0x4e/0x60", off);
+		add_both(gm, pm[0], gs, ps[0], &reused, t, 100 + i);
+		free(t);
+	}
+	for (i = 0; i < 2; i++) {
+		same_groups(pm[i], ps[i]);
+		CHECK(pm[i]->fault_total == ps[i]->fault_total, "%llu faults, by signature %llu",
+		      pm[i]->fault_total, ps[i]->fault_total);
+	}
+	for (i = 0; i < n; i++)
+		free(texts[i]);
+	fault__fini(&reused);
+	grouper__free(gm);
+	grouper__free(gs);
+}
+
 int main(void)
 {
 	test_same_place();
@@ -349,5 +432,6 @@ int main(void)
 	test_sorted();
 	test_set_overflow();
 	test_signature_text();
+	test_trace_memo();
 	return unit_done();
 }

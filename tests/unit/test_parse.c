@@ -523,6 +523,42 @@ static void test_reparse_reuse(void)
 	recs_free(&rs);
 }
 
+/* More distinct call traces than fault__reparse() keeps, each twice in
+ * another order: each reparse (remembered, evicted or new) says what a
+ * fresh parse says, and one trace has one trace_id while it is kept.
+ */
+static void test_reparse_memo(void)
+{
+	struct fault reused = {}, fresh;
+	unsigned long long first_id[200] = {};
+	char text[512], *a, *b;
+	int i, k, bad = 0, ids = 0;
+
+	for (k = 0; k < 400; k++) {
+		i = k < 200 ? k : (k * 7) % 200;
+		snprintf(text, sizeof(text), "ERROR: Arena READ access at unmapped address 0x%x\n"
+			 "CPU: %d UID: 0 PID: %d Comm: t\nCall trace:\n"
+			 "bpf_prog_8c3f1b1a2d9e7c60_f+0x%x/0x78\n  x = 1; @ a.bpf.c:%d\n"
+			 " bpf_prog_test_run_syscall+0x10f/0x1f0 [m%d]\n\n", k, k % 4, k, i, i, i % 3);
+		if (fault__reparse(text, strlen(text), true, &reused) ||
+		    fault__parse(text, strlen(text), true, &fresh))
+			abort();
+		a = fault_json_str(&reused);
+		b = fault_json_str(&fresh);
+		bad += !!strcmp(a, b);
+		free(a);
+		free(b);
+		fault__fini(&fresh);
+		if (k < 200)
+			first_id[i] = reused.trace_id;
+		else if (reused.trace_id == first_id[i])
+			ids++;	/* still remembered */
+	}
+	CHECK(bad == 0, "%d reparsed reports differ from a fresh parse", bad);
+	CHECK(ids > 0 && ids < 200, "%d of 200 traces kept their id", ids);
+	fault__fini(&reused);
+}
+
 int main(void)
 {
 	test_print_stack();
@@ -536,5 +572,6 @@ int main(void)
 	test_task_line_vs_sscanf();
 	test_frame_hex_vs_strtoull();
 	test_reparse_reuse();
+	test_reparse_memo();
 	return unit_done();
 }
