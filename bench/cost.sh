@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# What bpfstderr costs what it watches, in the kernel lab (a kernel whose
+# writes work): a program that prints, and a process that reads that
+# program's streams itself, as a sched_ext scheduler's watcher does,
+# each timed with no bpfstderr and with `bpfstderr record` running (its
+# fill wake's fexit programs run on every print, its readers program on
+# every read of another process, copying what the read returned: the
+# mirror). Needs root, qemu and the lab's kernels (tests/vm/fetch.sh).
+#
+#   bench/cost.sh [KERNEL_DIR...]	every lab kernel (default), one guest each
+#   bench/cost.sh --guest		inside a guest (or a host whose writes work)
+#
+# One phase: `storm cost ROUNDS` (bench/storm.c): ROUNDS times, 20 runs
+# of demo_print (two prints a run, BPF_PROG_TEST_RUN timed around each
+# call: the syscall is in it) and reads of both its streams to the end
+# in 4096-byte reads, each timed; the reader is the bench itself, so
+# record leaves the streams to it and mirrors what it reads. Phases
+# alternate, none then record, COST_REPEATS times (default 5); the ratios
+# are record's median over none's median, from the same guest.
+# COST_ROUNDS (default 2000).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+if [ "${1:-}" != --guest ]; then
+	[ "$(id -u)" = 0 ] || { echo "cost: needs root (qemu, and the guest's BPF)" >&2; exit 2; }
+	make -s all tests-build >/dev/null || exit 1
+	if [ $# -eq 0 ]; then
+		for k in $(tests/vm/fetch.sh | awk '{ print $3 }'); do set -- "$@" "$k"; done
+	fi
+	[ $# -gt 0 ] || { echo "cost: no lab kernel (tests/vm/fetch.sh)" >&2; exit 2; }
+	vars=""
+	for v in COST_ROUNDS COST_REPEATS; do
+		[ -n "${!v:-}" ] && vars+="$v=$(printf '%q' "${!v}") "
+	done
+	st=0
+	for k in "$@"; do
+		out=$(tests/vm/run.sh -t 3600 "$k" "${vars}bash bench/cost.sh --guest" 2>&1)
+		rc=$?
+		printf '%s\n' "$out"
+		[ "$rc" -eq 0 ] || st=$rc
+	done
+	exit "$st"
+fi
+
+ROUNDS=${COST_ROUNDS:-2000}
+REPEATS=${COST_REPEATS:-5}
+B=build/bpfstderr
+. tests/lib.sh	# wait_asleep: until record's first cycle is done
+dir=$TEST_ROOT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+
+echo "# cost: $(uname -r), $(nproc) CPUs, $ROUNDS rounds a phase, $REPEATS phases each"
+seen=$($B doctor --json 2>/dev/null | jq -r '.other_readers.seen')
+echo "# cost: other readers seen (mirrored) under record: $seen"
+printf '%-8s %10s %10s %10s %8s %10s %10s\n' phase run_ns read_ns empty_ns reads bytes mirrored
+for i in $(seq "$REPEATS"); do
+	for phase in none record; do
+		rpid=
+		if [ $phase = record ]; then
+			rm -f "$dir"/j.db*
+			$B record -d 0.2 --journal "$dir/j.db" 2> "$dir/err" & rpid=$!
+			wait_asleep "$rpid" || { echo "cost: record did not start: $(cat "$dir/err")"; exit 1; }
+		fi
+		line=$(build/bench/storm cost "$ROUNDS") || { echo "cost: $line"; exit 1; }
+		mirrored=-
+		if [ -n "$rpid" ]; then
+			kill -TERM "$rpid"; wait "$rpid"
+			mirrored=$(python3 -c "
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute('select count(*) from events where reader_pid is not null').fetchone()[0])" "$dir/j.db")
+		fi
+		set -- $line
+		printf '%-8s %10s %10s %10s %8s %10s %10s\n' "$phase" "$2" "$4" "$6" "$8" "${10}" "$mirrored" |
+			tee -a "$dir/table"
+	done
+done
+python3 - "$dir/table" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+med = {}
+for phase in ("none", "record"):
+    r = [x for x in rows if x[0] == phase]
+    med[phase] = [statistics.median(float(x[c]) for x in r) for c in (1, 2, 3)]
+for name, c in (("a run (two prints)", 0), ("a read with bytes", 1), ("an empty read", 2)):
+    n, w = med["none"][c], med["record"][c]
+    print(f"# cost: {name}: {n:.0f} ns alone, {w:.0f} ns with record: {w / n:.3f}x")
+PY
