@@ -1028,9 +1028,28 @@ static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct 
 	return err;
 }
 
+/* Journal: the holder of the mirror right keeps what other processes
+ * read of every program and stream, whatever its own view selects (a
+ * follow -p holds it as well as record): a program it does not track is
+ * fed through a tracked of its own, as replay_kept() does.
+ */
+static int mirror_feed_untracked(struct pipeline *pl, const struct prog *p, const struct mirq *q)
+{
+	struct jprog jp = jprog_of(p);
+	struct tracked *t = tracked_new(pl, &jp);
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	err = mirror_feed_one(pl, t, q);
+	tracked_free(t);
+	return err;
+}
+
 /* Before this cycle's reads: what other processes read came first. */
 static int mirror_feed(struct pipeline *pl)
 {
+	const struct prog *p;
 	struct tracked *t;
 	struct mirq *q;
 	int err = 0;
@@ -1038,12 +1057,14 @@ static int mirror_feed(struct pipeline *pl)
 	for (q = pl->mq; q && !err; q = q->next) {
 		if (q->fed)
 			continue;
-		t = (pl->ops.streams & STREAM_MASK(q->stream)) ? pipeline__find(pl, q->prog_id) : NULL;
-		if (!t) {
+		t = pl->ops.journal || (pl->ops.streams & STREAM_MASK(q->stream)) ?
+		    pipeline__find(pl, q->prog_id) : NULL;
+		p = !t && pl->ops.journal && pl->now ? prog_list__find(pl->now, q->prog_id) : NULL;
+		if (!t && !p) {
 			q->waits++;
 			continue;
 		}
-		err = mirror_feed_one(pl, t, q);
+		err = t ? mirror_feed_one(pl, t, q) : mirror_feed_untracked(pl, p, q);
 		q->fed = !err;
 	}
 	return err;

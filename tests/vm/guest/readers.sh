@@ -50,6 +50,10 @@ rounds_past() { [ "$(rounds)" -gt "$1" ]; }
 # -- left to it, and mirrored ----------------------------------------------------
 J=$out/left.db
 MP=19477
+# first: a follow of stdout only, which takes the journal's mirror right
+# and keeps what others read of every stream, its own view or not
+"$BPFSTDERR" follow -p "$wid" --stdout --json --journal "$J" > "$out/holder.json" 2> "$out/holder.err" & hpid=$!
+check "left: the stdout follow's first cycle done (the mirror right is its)" wait_asleep "$hpid"
 "$BPFSTDERR" record -d 0.2 --journal "$J" --metrics-address "127.0.0.1:$MP" 2> "$out/left.err" & rpid=$!
 check "left: record's first cycle done (its reader tracing attached)" wait_asleep "$rpid"
 "$BPFSTDERR" follow -p "$wid" --json --journal "$J" > "$out/left.json" 2> "$out/follow.err" & fpid=$!
@@ -92,15 +96,20 @@ mirrored_metric() {	# the counter record exports for python3's reads of wid's st
 }
 metric_at() { [ "$(mirrored_metric)" = "$1" ]; }
 check "left: record's metrics count python3's 50 lines (bpfstderr_mirrored_total)" wait_until 60 metric_at 50
-# record kept them (it was first); gone, follow keeps what comes next
-kill -TERM "$rpid"; wait "$rpid"
-check_eq "left: record ends 0" "$?" 0
-check_eq "left, record gone: 50 more lines" "$(lines 50)" 50
-check "left, record gone: the other reader got them" wait_until 120 got_all 10000
-check "left, record gone: follow mirrored them" wait_until 60 shown 100
-check_eq "left, record gone: the journal has all 100 lines of python3's, once" \
+check_eq "left: the stdout follow showed none of them" "$(jq -s length "$out/holder.json")" 0
+# the stdout follow kept them (it was first); gone, record or follow
+# keeps what comes next
+kill -TERM "$hpid"; wait "$hpid"
+check_eq "left: the stdout follow ends 0" "$?" 0
+check_eq "left, the keeper gone: 50 more lines" "$(lines 50)" 50
+check "left, the keeper gone: the other reader got them" wait_until 120 got_all 10000
+check "left, the keeper gone: another mirrored them (follow showed them)" wait_until 60 shown 100
+check "left, the keeper gone: record's metric says 100" wait_until 60 metric_at 100
+check_eq "left, the keeper gone: the journal has all 100 lines of python3's, once" \
 	"$(jq_count "$J" "select count(*) from events e join progs p on p.row = e.prog where p.id = $wid and e.reader_pid = $opid and length(e.text) = 99 and e.flags = 0") $(jq_count "$J" "select count(*) from events e join progs p on p.row = e.prog where p.id = $wid")" \
 	"100 100"
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "left: record ends 0" "$?" 0
 kill -TERM "$fpid"; wait "$fpid"
 check_eq "left: follow ends 0" "$?" 0
 check_eq "left: follow showed 100 events, all mirrored" \
