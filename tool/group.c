@@ -433,6 +433,33 @@ found:
 	return 0;
 }
 
+int grouper__add_read(struct gprog *p, const struct event *ev, const struct reader_id *who)
+{
+	struct gread *r, *tmp;
+	int i;
+
+	for (i = 0; i < p->read_cnt; i++) {
+		r = &p->reads[i];
+		if (r->stream == ev->stream && r->who.pid == who->pid && !strcmp(r->who.comm, who->comm))
+			break;
+	}
+	if (i == p->read_cnt) {
+		tmp = realloc(p->reads, (p->read_cnt + 1) * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		p->reads = tmp;
+		p->reads[p->read_cnt] = (struct gread){ .who = *who, .stream = ev->stream };
+		i = p->read_cnt++;
+	}
+	r = &p->reads[i];
+	if (ev->kind == EV_FAULT)
+		r->faults++;
+	else
+		r->messages++;
+	r->bytes += ev->len + (ev->kind == EV_MESSAGE && !ev->partial);
+	return 0;
+}
+
 void grouper__add_message(struct gprog *p, const struct event *ev)
 {
 	p->messages[stream_idx(ev->stream)]++;
@@ -502,6 +529,7 @@ void grouper__free(struct grouper *g)
 		}
 		free(g->progs[i]->groups);
 		free(g->progs[i]->stack_example);
+		free(g->progs[i]->reads);
 		free(g->progs[i]);
 	}
 	for (i = 0; i < SIG_MEMO_SLOTS; i++)

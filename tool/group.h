@@ -24,6 +24,7 @@
 
 #include "reasm.h"
 #include "progs.h"
+#include "readers.h"
 
 #define GROUP_SET_MAX 64	/* distinct pids/cpus remembered per group */
 
@@ -52,6 +53,14 @@ struct fgroup {
 };
 
 /* What bpfstderr saw of one program. */
+/* Events of one stream another process read, mirrored (readers.h). */
+struct gread {
+	struct reader_id who;
+	enum stream stream;
+	unsigned long long faults, messages;	/* stack dumps count as messages */
+	unsigned long long bytes;	/* of their text, a message's newline included */
+};
+
 struct gprog {
 	struct prog_ident ident;	/* id 0: from --input, keyed by tag and name */
 	bool has_type;
@@ -67,6 +76,8 @@ struct gprog {
 	long long full_ns[STREAM_CNT];	/* a drain found it full (jprog.full_ns) */
 	struct fgroup *groups;
 	int group_cnt;
+	struct gread *reads;	/* by reader and stream, in the order first seen */
+	int read_cnt;
 };
 
 struct grouper;
@@ -77,6 +88,8 @@ struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const 
 int grouper__add_fault(struct grouper *g, struct gprog *p, const struct event *ev,
 		       const struct timespec *ts);
 void grouper__add_message(struct gprog *p, const struct event *ev);
+/* An event another process read (who), counted for it: 0 or -ENOMEM. */
+int grouper__add_read(struct gprog *p, const struct event *ev, const struct reader_id *who);
 /* An EV_STACK event: counted, and kept as the program's latest dump. */
 int grouper__add_stack(struct gprog *p, const struct event *ev);
 /* Programs, and each one's groups, sorted for display: most faults first. */

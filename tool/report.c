@@ -194,7 +194,43 @@ static int live_sink(const struct pipe_event *pe, void *ctx)
 		gp->ident.type = pe->prog->ident.type;
 		gp->has_type = true;
 	}
+	if (gp && pe->reader) {
+		int err = grouper__add_read(gp, pe->ev, pe->reader);
+
+		if (err)
+			return err;
+	}
 	return add_event(r, gp, pe->ev, &pe->ts);
+}
+
+/* Other processes that read its streams: what bpfstderr mirrored of them. */
+static struct json_object *reads_json(const struct gprog *gp)
+{
+	struct json_object *a = json_object_new_array(), *o;
+	const struct gread *g;
+
+	for (g = gp->reads; g < gp->reads + gp->read_cnt; g++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "stream", json_object_new_string(stream_name(g->stream)));
+		json_object_object_add(o, "pid", json_object_new_int64(g->who.pid));
+		json_object_object_add(o, "comm", json_object_new_string(g->who.comm));
+		json_add_int(o, "faults", g->faults);
+		json_add_int(o, "messages", g->messages);
+		json_add_int(o, "bytes", g->bytes);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static void print_reads_plain(const struct gprog *gp)
+{
+	char who[READER_NAME_MAX];
+	const struct gread *g;
+
+	for (g = gp->reads; g < gp->reads + gp->read_cnt; g++)	/* printable (readers.h) */
+		printf("  %s read by %s too: %llu fault reports, %llu messages, %llu bytes, "
+		       "mirrored\n", stream_name(g->stream), reader_name(&g->who, who, sizeof(who)),
+		       g->faults, g->messages, g->bytes);
 }
 
 /* A dump is one program's output: name it after its outermost BPF frame. */
@@ -573,6 +609,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
+	json_object_object_add(o, "read_by", reads_json(gp));
 	groups = json_object_new_array();
 	for (i = 0; i < gp->group_cnt; i++)
 		json_object_array_add(groups, group_json(r, gp, &gp->groups[i]));
@@ -782,6 +819,7 @@ static void print_prog_plain(const struct report *r, const struct gprog *gp)
 	if (gp->stack_dumps)
 		printf("; stack dumps: %llu", gp->stack_dumps);
 	printf("\n");
+	print_reads_plain(gp);
 	print_saturation_plain(&s, gp);
 	for (i = 0; i < gp->group_cnt; i++)
 		print_group_plain(r, gp, &gp->groups[i]);

@@ -90,6 +90,12 @@ top_says() {	# top's snapshot of wid's stderr: mirrored events, and by whom
 		jq -r ".programs[] | select(.id == $wid) | .mirrored.stderr | \"\\(.events) \\(.comm) \\(.pid)\""
 }
 check_eq "left: top (from the journal) counts them as python3's, mirrored" "$(top_says)" "50 python3 $opid"
+check_eq "left: report --json names python3 as their reader: 50 messages, 5000 bytes" \
+	"$("$BPFSTDERR" report --json --journal "$J" -p "$wid" 2> /dev/null |
+		jq -c "[.programs[] | select(.id == $wid) | .read_by[] | [.stream, .comm, .pid, .faults, .messages, .bytes]]")" \
+	"[[\"stderr\",\"python3\",$opid,0,50,5000]]"
+check "left: ... and its text says so" grep -q "stderr read by python3($opid) too: 0 fault reports, 50 messages, 5000 bytes, mirrored" \
+	<("$BPFSTDERR" report --journal "$J" -p "$wid" 2> /dev/null)
 mirrored_metric() {	# the counter record exports for python3's reads of wid's stderr
 	curl -sf "http://127.0.0.1:$MP/metrics" |
 		sed -n "s/^bpfstderr_mirrored_total{prog_id=\"$wid\",.*stream=\"stderr\",reader=\"python3\"} //p"
