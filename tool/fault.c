@@ -444,6 +444,8 @@ static void copy_frames(struct frame *dst, const struct frame *src, int cnt,
 {
 	int i;
 
+	if (!cnt)	/* src may be NULL then */
+		return;
 	memcpy(dst, src, cnt * sizeof(*dst));
 	for (i = 0; i < cnt; i++) {
 		dst[i].sym = rebase(src[i].sym, from, to);
