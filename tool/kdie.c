@@ -15,6 +15,7 @@
 #include <dwarf.h>
 #include <gelf.h>
 
+#include "dwarfbits.h"
 #include "kdie.h"
 
 struct kattr {
@@ -88,78 +89,9 @@ struct kd_die {
 	bool ask_libdw;			/* ranges or indexed address */
 };
 
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	unsigned int shift = 0;
-	uint64_t u = 0;
-	uint8_t b = 0;
-
-	while (*p < end) {
-		b = *(*p)++;
-		if (shift < 64)
-			u |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				u |= ~0ULL << shift;
-			*v = (int64_t)u;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Little-endian only: the kernels this reads are x86-64 (see ksym.c). */
-static bool fixed(const uint8_t **p, const uint8_t *end, unsigned int n, uint64_t *v)
-{
-	if ((size_t)(end - *p) < n)
-		return false;
-	*v = 0;
-	memcpy(v, *p, n);
-	*p += n;
-	return true;
-}
-
 static struct kdie *kdie_fail(struct kdie *kd)
 {
 	free(kd);
-	return NULL;
-}
-
-static Elf_Data *section(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		/* still compressed means libdw did not use it as is */
-		if (!strcmp(n, name))
-			return sh.sh_flags & SHF_COMPRESSED ? NULL : elf_getdata(scn, NULL);
-	}
 	return NULL;
 }
 
@@ -172,8 +104,8 @@ struct kdie *kdie__new(Dwarf *dw)
 
 	if (!kd || !elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return kdie_fail(kd);
-	info = section(elf, ".debug_info");
-	abbrev = section(elf, ".debug_abbrev");
+	info = dwarf_section(elf, ".debug_info");
+	abbrev = dwarf_section(elf, ".debug_abbrev");
 	if (!info || !abbrev || !info->d_buf || !abbrev->d_buf)
 		return kdie_fail(kd);
 	kd->dw = dw;
@@ -182,12 +114,12 @@ struct kdie *kdie__new(Dwarf *dw)
 	kd->abbrev = abbrev->d_buf;
 	kd->abbrev_len = abbrev->d_size;
 	kd->rel = eh.e_type == ET_REL;
-	info = section(elf, ".debug_ranges");
+	info = dwarf_section(elf, ".debug_ranges");
 	if (info && info->d_buf) {
 		kd->ranges = info->d_buf;
 		kd->ranges_len = info->d_size;
 	}
-	info = section(elf, ".debug_rnglists");
+	info = dwarf_section(elf, ".debug_rnglists");
 	if (info && info->d_buf) {
 		kd->rnglists = info->d_buf;
 		kd->rnglists_len = info->d_size;
@@ -977,7 +909,7 @@ static void will_need(const void *p, size_t len)
 void kdie__prefetch(struct kdie *kd)
 {
 	Elf *elf = dwarf_getelf(kd->dw);
-	Elf_Data *ar = elf ? section(elf, ".debug_aranges") : NULL;
+	Elf_Data *ar = elf ? dwarf_section(elf, ".debug_aranges") : NULL;
 	const uint8_t *p, *end, *next;
 	uint64_t len, ver, off;
 

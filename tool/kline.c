@@ -13,6 +13,7 @@
 #include <string.h>
 #include <dwarf.h>
 
+#include "dwarfbits.h"
 #include "kline.h"
 
 struct kfile {
@@ -98,29 +99,9 @@ struct lprog {
 	uint32_t addr_adv[256];
 };
 
-static Elf_Data *section(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		/* still compressed means libdw did not use it as is */
-		if (!strcmp(n, name))
-			return sh.sh_flags & SHF_COMPRESSED ? NULL : elf_getdata(scn, NULL);
-	}
-	return NULL;
-}
-
 static void sec_get(Elf *elf, const char *name, struct ksec *s)
 {
-	Elf_Data *d = section(elf, name);
+	Elf_Data *d = dwarf_section(elf, name);
 
 	if (d && d->d_buf) {
 		s->p = d->d_buf;
@@ -163,28 +144,6 @@ void kline__free(struct kline *kl)
 	free(kl);
 }
 
-/* libdw reads LEB128 into 64 bits from at most 10 bytes. */
-static inline bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	if (*p < end && !(**p & 0x80)) {	/* most are one byte */
-		*v = *(*p)++;
-		return true;
-	}
-	*v = 0;
-	while (*p < end && shift < 70) {
-		uint8_t b = *(*p)++;
-
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
 /* A ULEB128 libdw keeps in an unsigned int: larger ones are not followed. */
 static inline bool uleb32(const uint8_t **p, const uint8_t *end, uint32_t *v)
 {
@@ -198,33 +157,7 @@ static inline bool uleb32(const uint8_t **p, const uint8_t *end, uint32_t *v)
 
 static bool sleb_int(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
-	unsigned int shift = 0;
-	uint64_t u = 0;
-	uint8_t b;
-
-	while (*p < end && shift < 70) {
-		b = *(*p)++;
-		if (shift < 64)
-			u |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				u |= ~0ULL << shift;
-			*v = (int64_t)u;
-			return *v >= INT_MIN && *v <= INT_MAX;	/* libdw: an int */
-		}
-	}
-	return false;
-}
-
-static bool fixed(const uint8_t **p, const uint8_t *end, unsigned int n, uint64_t *v)
-{
-	if ((size_t)(end - *p) < n)
-		return false;
-	*v = 0;
-	memcpy(v, *p, n);	/* little-endian only (kline__new) */
-	*p += n;
-	return true;
+	return sleb(p, end, v) && *v >= INT_MIN && *v <= INT_MAX;	/* libdw: an int */
 }
 
 static int grow(void **v, size_t *cap, size_t want, size_t size)
