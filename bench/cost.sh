@@ -23,24 +23,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 
 if [ "${1:-}" != --guest ]; then
-	[ "$(id -u)" = 0 ] || { echo "cost: needs root (qemu, and the guest's BPF)" >&2; exit 2; }
-	make -s all tests-build >/dev/null || exit 1
-	if [ $# -eq 0 ]; then
-		for k in $(tests/vm/fetch.sh | awk '{ print $3 }'); do set -- "$@" "$k"; done
-	fi
-	[ $# -gt 0 ] || { echo "cost: no lab kernel (tests/vm/fetch.sh)" >&2; exit 2; }
-	vars=""
-	for v in COST_ROUNDS COST_REPEATS; do
-		[ -n "${!v:-}" ] && vars+="$v=$(printf '%q' "${!v}") "
-	done
-	st=0
-	for k in "$@"; do
-		out=$(tests/vm/run.sh -t 3600 "$k" "${vars}bash bench/cost.sh --guest" 2>&1)
-		rc=$?
-		printf '%s\n' "$out"
-		[ "$rc" -eq 0 ] || st=$rc
-	done
-	exit "$st"
+	. bench/lib.sh
+	in_lab cost "COST_ROUNDS COST_REPEATS" -- "$@"
 fi
 
 ROUNDS=${COST_ROUNDS:-2000}

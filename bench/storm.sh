@@ -37,31 +37,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 
 if [ "${1:-}" != --guest ]; then
-	[ "$(id -u)" = 0 ] || { echo "storm: needs root (qemu, and the guest's BPF)" >&2; exit 2; }
-	make -s all tests-build >/dev/null || exit 1
-	if [ $# -eq 0 ]; then
-		for k in $(tests/vm/fetch.sh | awk '{ print $3 }'); do set -- "$@" "$k"; done
-	fi
-	[ $# -gt 0 ] || { echo "storm: no lab kernel (tests/vm/fetch.sh)" >&2; exit 2; }
-	vars=""
-	for v in STORM_SOURCES STORM_RATES STORM_SECS STORM_READERS; do
-		[ -n "${!v:-}" ] && vars+="$v=$(printf '%q' "${!v}") "
-	done
-	# a guest kernel that panicked in early boot (TCG, as in lab.sh)
-	# is booted once more
-	st=0
-	for k in "$@"; do
-		for try in 1 2; do
-			out=$(tests/vm/run.sh -t 3600 "$k" "${vars}bash bench/storm.sh --guest" 2>&1)
-			rc=$?
-			[ "$rc" -eq 125 ] && grep -q 'Kernel panic' <<<"$out" &&
-				! grep -q '^# storm:' <<<"$out" && [ $try = 1 ] || break
-			echo "# $k: the guest kernel panicked in boot; booted again"
-		done
-		printf '%s\n' "$out"
-		[ "$rc" -eq 0 ] || st=$rc
-	done
-	exit "$st"
+	. bench/lib.sh
+	in_lab storm "STORM_SOURCES STORM_RATES STORM_SECS STORM_READERS" -- "$@"
 fi
 
 SOURCES=${STORM_SOURCES:-arena:demo_arena_read res_spin_lock:demo_deadlock}
