@@ -165,10 +165,11 @@ struct journal {
 	int ino_fd;
 	unsigned long long gen;
 	/* read rights: the journal file opened once more, for its locks;
-	 * none: the file system has none
+	 * none: the file system has none, and why (-errno)
 	 */
 	int rights_fd;
 	bool rights_none;
+	int rights_why;
 };
 
 static long long now_ns(void)
@@ -690,15 +691,17 @@ static int lock_byte(struct journal *j, off_t at, short type)
 		return 0;
 	if (!fcntl(j->rights_fd, F_OFD_SETLK, &fl))
 		return 1;
-	/* no OFD locks on this file system (or kernel): nobody has rights,
-	 * reads are ordered by transactions alone
+	/* no OFD locks on this file system or kernel (EINVAL), or none to
+	 * be had (ENOLCK: NFS without its lock daemon): nobody has rights,
+	 * reads are ordered by transactions alone. Taken as held elsewhere,
+	 * ENOLCK would leave every stream unread for ever.
 	 */
-	if (errno == EINVAL) {
+	if (errno == EINVAL || errno == ENOLCK) {
 		j->rights_none = true;
+		j->rights_why = -errno;
 		return 0;
 	}
-	/* held elsewhere; or no lock to be had now (ENOLCK): next cycle */
-	return -EBUSY;
+	return -EBUSY;	/* held elsewhere */
 }
 
 static off_t right_of(__u32 id, enum stream s)
@@ -719,6 +722,11 @@ void journal__release(struct journal *j, __u32 prog_id, enum stream s)
 int journal__claim_mirror(struct journal *j)
 {
 	return lock_byte(j, MIRROR_RIGHT, F_WRLCK);
+}
+
+int journal__no_rights(const struct journal *j)
+{
+	return j->rights_none ? j->rights_why : 0;
 }
 
 /* ---- generation: has anyone written since? -------------------------------- */

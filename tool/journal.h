@@ -128,6 +128,11 @@ void journal__release(struct journal *j, __u32 prog_id, enum stream s);
  * journal__claim(); with 0 (no locks) each process keeps what it sees.
  */
 int journal__claim_mirror(struct journal *j);
+/* -errno once a claim found that the journal's file system has no read
+ * rights to give (EINVAL: no OFD locks; ENOLCK: none to be had, as on NFS
+ * without its lock daemon): every claim then returns 0. 0: it has them.
+ */
+int journal__no_rights(const struct journal *j);
 
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);

@@ -84,6 +84,7 @@ struct pipeline {
 	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
 	bool said_locked;		/* journal: another process's lock stops reads */
+	bool said_no_rights;		/* journal: its file system gives no read rights */
 	size_t nclaimed;		/* tracked streams whose read right is ours */
 	/* journal: its generation and since when (CLOCK_MONOTONIC s) */
 	unsigned long long jgen;
@@ -245,6 +246,24 @@ static void release(struct pipeline *pl, struct tracked *t, enum stream s)
 	pl->nclaimed--;
 }
 
+static void say(struct pipeline *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Said once: without rights, bytes held past a commit could reach the
+ * journal out of order, so nothing is read ahead.
+ */
+static void say_no_rights(struct pipeline *pl)
+{
+	int why = journal__no_rights(pl->ops.journal);
+
+	if (!why || pl->said_no_rights)
+		return;
+	say(pl, "journal %s: its file system gives no read rights (%s: %s): each stream is read "
+	    "inside a drain's transaction only, nothing is read ahead, and a storm may fill "
+	    "streams between drains", journal__path(pl->ops.journal),
+	    why == -ENOLCK ? "ENOLCK" : "no OFD locks", strerror(-why));
+	pl->said_no_rights = true;
+}
+
 /* A stream is read only with its right: those of the streams in mask are
  * claimed; another process holds the right of the ones left out of what
  * is returned, and the rescue leaves them to it.
@@ -266,6 +285,8 @@ static unsigned int claim_rights(struct pipeline *pl, struct tracked *t, unsigne
 			mask &= ~STREAM_MASK(s);
 		t->claimed[i] = rc > 0;
 		pl->nclaimed += rc > 0;
+		if (!rc)
+			say_no_rights(pl);
 		c = rc == -EBUSY ? RESCUE_LEAVE : rc > 0 ? RESCUE_READ : RESCUE_ASK;
 		if (rescue__claim(rescue_of(pl), t->p.ident.id, s, c)) {
 			/* no memory to say so: the rescue asks, as by default */

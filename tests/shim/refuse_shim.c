@@ -7,8 +7,14 @@
  *   BPFSTDERR_REFUSE_MAP_TYPE=N   BPF_MAP_CREATE of map type N (33: arena)
  *   BPFSTDERR_REFUSE_PROG=PREFIX  BPF_PROG_LOAD of programs whose (kernel,
  *                                 15-character) name starts with PREFIX
+ *
+ * and, with BPFSTDERR_REFUSE_OFD_LOCK=1, every fcntl(F_OFD_SETLK) fails
+ * with ENOLCK, as on NFS without its lock daemon (SQLite's own F_SETLK
+ * locks go through).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,4 +55,24 @@ long syscall(long nr, ...)
 		return -1;
 	}
 	return real(nr, a, b, c, d, e, f);
+}
+
+typedef int (*fcntl_fn)(int, int, ...);
+
+int fcntl(int fd, int cmd, ...)
+{
+	static fcntl_fn fn;
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd == F_OFD_SETLK && getenv("BPFSTDERR_REFUSE_OFD_LOCK")) {
+		errno = ENOLCK;
+		return -1;
+	}
+	if (!fn)
+		fn = (fcntl_fn)dlsym(RTLD_NEXT, "fcntl");
+	return fn(fd, cmd, arg);
 }
