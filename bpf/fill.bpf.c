@@ -35,7 +35,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, FILL_REFUSED_MAX);
 	__type(key, __u32);
 	__type(value, struct fill_refused);
 } refused SEC(".maps");
@@ -54,6 +54,10 @@ struct {
 
 __u64 armed;
 __u32 filtering;	/* 0: every stream wakes (no selection told, or too many) */
+/* one more at every refused push counted: readers look at the map only
+ * when it moved
+ */
+__u64 refused_seq;
 
 /* stream_id as the kernel numbers it: 1 stdout, 2 stderr. Constant
  * indices: CO-RE relocates a field's offset, not an index's stride.
@@ -87,6 +91,7 @@ static void count_refused(struct bpf_prog_aux___f *aux, int stream_id)
 			return;
 	}
 	__sync_fetch_and_add(&v->n[stream_id == 2], 1);
+	__sync_fetch_and_add(&refused_seq, 1);
 }
 
 static bool wanted(struct bpf_prog_aux___f *aux, int stream_id)

@@ -19,6 +19,11 @@ struct fill_refused {
 	__u64 n[2];
 };
 
+/* Programs the map "refused" counts at once: readers forget the unloaded
+ * ones (fill__forget()).
+ */
+#define FILL_REFUSED_MAX	16384
+
 /* Programs the reader can select for wakes (map "selected"): with more,
  * every stream wakes it.
  */

@@ -137,6 +137,36 @@ unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s)
 	return v.n[stream_idx(s)];
 }
 
+unsigned long long fill__refused_seq(const struct fill *f)
+{
+	return __atomic_load_n(&f->skel->bss->refused_seq, __ATOMIC_ACQUIRE);
+}
+
+int fill__each_refused(const struct fill *f, fill_refused_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(f->skel->maps.refused);
+	struct fill_refused v;
+	__u32 key, next;
+	void *prev = NULL;
+	int err;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;	/* pruned meanwhile */
+		err = fn(key, &v, ctx);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+void fill__forget(struct fill *f, __u32 id)
+{
+	bpf_map_delete_elem(bpf_map__fd(f->skel->maps.refused), &id);
+}
+
 void fill__prog_fds(const struct fill *f, int fds[2])
 {
 	fds[0] = bpf_program__fd(f->skel->progs.fill_printk);

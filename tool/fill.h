@@ -49,6 +49,18 @@ int fill__select(struct fill *f, const __u32 *ids, size_t cnt, unsigned int stre
  * full (-ENOSPC) since open.
  */
 unsigned long long fill__refused(const struct fill *f, __u32 id, unsigned int s);
+/* Moves with every refused push counted: the counts did not change while
+ * it did not (no syscall).
+ */
+unsigned long long fill__refused_seq(const struct fill *f);
+/* Each program with pushes refused since open, its counts as in the map
+ * (index stream_idx()); a nonzero return of fn stops the walk, and is
+ * returned. 0, or -errno.
+ */
+typedef int (*fill_refused_fn)(__u32 id, const struct fill_refused *n, void *ctx);
+int fill__each_refused(const struct fill *f, fill_refused_fn fn, void *ctx);
+/* A program gone: its counts go (the map holds FILL_REFUSED_MAX). */
+void fill__forget(struct fill *f, __u32 id);
 /* Our programs (not shown): their descriptors. */
 void fill__prog_fds(const struct fill *f, int fds[2]);
 

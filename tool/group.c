@@ -246,6 +246,7 @@ struct gprog *grouper__prog(struct grouper *g, __u32 id, const char *tag, const 
 	if (!p)
 		return NULL;
 	p->ident.id = id;
+	p->refused[0] = p->refused[1] = -1;
 	snprintf(p->ident.tag, sizeof(p->ident.tag), "%s", tag);
 	snprintf(p->ident.name, sizeof(p->ident.name), "%s", name);
 	g->progs[g->cnt++] = p;

@@ -74,6 +74,7 @@ struct gprog {
 	size_t stack_example_len;
 	unsigned long long bytes_read[STREAM_CNT];
 	long long full_ns[STREAM_CNT];	/* a drain found it full (jprog.full_ns) */
+	long long refused[STREAM_CNT];	/* jprog.refused; -1: none counted */
 	struct fgroup *groups;
 	int group_cnt;
 	struct gread *reads;	/* by reader and stream, in the order first seen */

@@ -88,15 +88,21 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	 "  prog INTEGER NOT NULL REFERENCES progs(row), stream INTEGER NOT NULL,"
 	 "  reader TEXT NOT NULL, n INTEGER NOT NULL,"
 	 "  PRIMARY KEY (prog, stream, reader));"),
+	/* 5: pushes to each stream the kernel refused as full, as the
+	 * keeper's fill wake counted them (NULL: none counted)
+	 */
+	("ALTER TABLE progs ADD COLUMN refused_out INTEGER;"
+	 "ALTER TABLE progs ADD COLUMN refused_err INTEGER;"),
 };
 
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
-		  "p.read_out, p.read_err, p.first_ns, p.full_out, p.full_err"
-#define PROG_NCOLS 12
+		  "p.read_out, p.read_err, p.first_ns, p.full_out, p.full_err, " \
+		  "p.refused_out, p.refused_err"
+#define PROG_NCOLS 14
 
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
-	S_SET_FULL, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
+	S_SET_FULL, S_ADD_REFUSED, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
 	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
@@ -110,6 +116,10 @@ static const char *const stmt_sql[S_CNT] = {
 		       "read_err = read_err + (?2 = 2) * ?3 WHERE row = ?1",
 	[S_SET_FULL] = "UPDATE progs SET full_out = CASE WHEN ?2 = 1 THEN ?3 ELSE full_out END, "
 		       "full_err = CASE WHEN ?2 = 2 THEN ?3 ELSE full_err END WHERE row = ?1",
+	[S_ADD_REFUSED] = "UPDATE progs SET "
+			  "refused_out = CASE WHEN ?2 = 1 THEN coalesce(refused_out, 0) + ?3 ELSE refused_out END, "
+			  "refused_err = CASE WHEN ?2 = 2 THEN coalesce(refused_err, 0) + ?3 ELSE refused_err END "
+			  "WHERE row = ?1",
 	[S_UNLOADED] = "UPDATE progs SET unloaded_ns = ?2 WHERE row = ?1 AND unloaded_ns IS NULL",
 	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text, "
 		    "reader_pid, reader_comm) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -675,8 +685,9 @@ void journal__close(struct journal *j)
  */
 #define RIGHTS_BASE	(1LL << 40)
 
-/* The mirror right's byte: just below them. */
+/* The mirror right's byte: just below them; the refusal right's below. */
 #define MIRROR_RIGHT	(RIGHTS_BASE - 1)
+#define REFUSAL_RIGHT	(RIGHTS_BASE - 2)
 
 static int lock_byte(struct journal *j, off_t at, short type)
 {
@@ -722,6 +733,11 @@ void journal__release(struct journal *j, __u32 prog_id, enum stream s)
 int journal__claim_mirror(struct journal *j)
 {
 	return lock_byte(j, MIRROR_RIGHT, F_WRLCK);
+}
+
+int journal__claim_refusals(struct journal *j)
+{
+	return lock_byte(j, REFUSAL_RIGHT, F_WRLCK);
 }
 
 int journal__no_rights(const struct journal *j)
@@ -902,6 +918,10 @@ static void read_prog(sqlite3_stmt *st, int c, struct jprog *p)
 	p->first_ns = sqlite3_column_int64(st, c + 9);
 	p->full_ns[stream_idx(STREAM_STDOUT)] = sqlite3_column_int64(st, c + 10);
 	p->full_ns[stream_idx(STREAM_STDERR)] = sqlite3_column_int64(st, c + 11);
+	p->refused[stream_idx(STREAM_STDOUT)] = sqlite3_column_type(st, c + 12) == SQLITE_NULL ? -1 :
+						sqlite3_column_int64(st, c + 12);
+	p->refused[stream_idx(STREAM_STDERR)] = sqlite3_column_type(st, c + 13) == SQLITE_NULL ? -1 :
+						sqlite3_column_int64(st, c + 13);
 }
 
 static void bind_ident(sqlite3_stmt *st, const struct jprog *p)
@@ -956,6 +976,16 @@ int journal__set_full(struct journal *j, long long row, enum stream s, long long
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int(st, 2, s);
 	sqlite3_bind_int64(st, 3, ns);
+	return done(j, st);
+}
+
+int journal__add_refused(struct journal *j, long long row, enum stream s, unsigned long long n)
+{
+	sqlite3_stmt *st = stmt(j, S_ADD_REFUSED);
+
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int(st, 2, s);
+	sqlite3_bind_int64(st, 3, n);
 	return done(j, st);
 }
 

@@ -26,7 +26,7 @@
 #include "readers.h"
 #include "symbolize.h"
 
-#define JOURNAL_SCHEMA_VERSION	4
+#define JOURNAL_SCHEMA_VERSION	5
 #define JOURNAL_DEFAULT_PATH	"/var/lib/bpfstderr/journal.db"
 #define JOURNAL_DEFAULT_MAX_AGE	(7LL * 24 * 3600)	/* seconds */
 #define JOURNAL_DEFAULT_MAX_SIZE (128LL << 20)		/* bytes */
@@ -47,6 +47,10 @@ struct jprog {
 	 * the stream full (reports may have been refused); 0: none
 	 */
 	long long full_ns[STREAM_CNT];
+	/* pushes the kernel refused as full (its stream out of room), as
+	 * the keeper's fill wake counted them (pipeline.c); -1: none counted
+	 */
+	long long refused[STREAM_CNT];
 };
 
 struct jevent {
@@ -128,6 +132,13 @@ void journal__release(struct journal *j, __u32 prog_id, enum stream s);
  * journal__claim(); with 0 (no locks) each process keeps what it sees.
  */
 int journal__claim_mirror(struct journal *j);
+/* The refusal right: every bpfstderr's fill wake counts every push the
+ * kernel refuses as full (fill.h), and one process per journal adds its
+ * counts to the journal, the holder of this right (the byte below the
+ * mirror right's), until it exits. Returns as journal__claim(); with 0
+ * (no locks) each process adds what it counts.
+ */
+int journal__claim_refusals(struct journal *j);
 /* -errno once a claim found that the journal's file system has no read
  * rights to give (EINVAL: no OFD locks; ENOLCK: none to be had, as on NFS
  * without its lock daemon): every claim then returns 0. 0: it has them.
@@ -139,6 +150,8 @@ int journal__prog(struct journal *j, struct jprog *p);
 int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes);
 /* A drain found stream s full at ns (CLOCK_REALTIME) before its read. */
 int journal__set_full(struct journal *j, long long row, enum stream s, long long ns);
+/* n more pushes to stream s refused as full, counted by a fill wake. */
+int journal__add_refused(struct journal *j, long long row, enum stream s, unsigned long long n);
 int journal__set_unloaded(struct journal *j, long long row, const struct timespec *ts);
 /* who: the other process that read it (mirrored), NULL: a bpfstderr. */
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,

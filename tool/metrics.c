@@ -39,6 +39,7 @@ struct mprog {
 	bool loaded, has_streams, has_error_count;
 	long long accounted[STREAM_CNT], lost[STREAM_CNT], error_count;
 	long long full_ns[STREAM_CNT];	/* a drain last found it full; 0: never */
+	long long refused[STREAM_CNT];	/* jprog.refused, the latest seen; -1: none */
 	bool losing;			/* stream_losing() on stderr */
 	long long gone_ns;	/* CLOCK_MONOTONIC when first seen unloaded; 0 while loaded */
 	struct mreader readers[MREADERS_MAX];
@@ -220,6 +221,7 @@ static struct mprog *get(struct metrics *m, const struct prog_ident *id, bool ad
 	snprintf(p->tag, sizeof(p->tag), "%s", id->tag);
 	snprintf(p->name, sizeof(p->name), "%s", id->name);
 	p->gone_ns = m->now_ns;	/* until a snapshot has it */
+	p->refused[0] = p->refused[1] = -1;
 	memmove(m->progs + i + 1, m->progs + i, (m->cnt - i) * sizeof(*m->progs));
 	m->progs[i] = p;
 	m->cnt++;
@@ -246,6 +248,16 @@ static void count_mirrored(struct mprog *p, const char *comm, enum stream s, uns
 	mreader_of(p, comm)->n[stream_idx(s)] += n;
 }
 
+/* The journal's count of refused pushes, as of the row read last. */
+static void count_refused(struct mprog *p, const struct jprog *jp)
+{
+	int s;
+
+	for (s = 0; s < STREAM_CNT; s++)
+		if (jp->refused[s] > p->refused[s])
+			p->refused[s] = jp->refused[s];
+}
+
 static int count_event(const struct jevent *e, void *ctx)
 {
 	struct metrics *m = ctx;
@@ -254,6 +266,7 @@ static int count_event(const struct jevent *e, void *ctx)
 
 	if (!p)
 		return -ENOMEM;
+	count_refused(p, e->prog);
 	if (e->reader)
 		count_mirrored(p, e->reader->comm, e->ev.stream, 1);
 	if (e->ev.kind != EV_FAULT) {
@@ -295,6 +308,7 @@ static int count_total(const struct jtotal *t, void *ctx)
 		return -ENOMEM;
 	if (t->unloaded_ns)
 		p->gone_ns = m->now_ns - (ago > 0 ? ago : 0);
+	count_refused(p, t->prog);
 	if (t->reader)
 		count_mirrored(p, t->reader, t->stream, t->n);
 	else if (*t->fault_kind)
@@ -557,6 +571,14 @@ static void render_counters(FILE *f, bool om, const struct mview *v)
 	       "stream and that process's name.");
 	for (i = 0; i < v->cnt; i++)
 		mirrored_samples(f, &v->progs[i]);
+	family(f, om, "bpfstderr_refused_total", M_COUNTER,
+	       "Pushes (messages and fault reports) the kernel refused because the stream was full, "
+	       "as the fill wake counted them, by program and stream; no sample where none was counted.");
+	for (i = 0; i < v->cnt; i++)
+		for_each_stream(st)
+			if (v->progs[i].refused[stream_idx(st)] >= 0)
+				sample(f, "bpfstderr_refused_total", &v->progs[i], "stream",
+				       stream_name(st), v->progs[i].refused[stream_idx(st)]);
 }
 
 enum sgauge { SG_ACCOUNTED, SG_LOST, SG_FULL_AT };

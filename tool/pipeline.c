@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fill.h"
 #include "pipeline.h"
 #include "rescue.h"
 
@@ -103,6 +104,17 @@ struct pipeline {
 	/* during a feed of mirrored bytes: who read them (NULL: ours) */
 	const struct reader_id *feeding;
 	bool mirroring;			/* journal: this process holds the mirror right */
+	/* refusals the fill wake counted (keep_refusals()): the counts
+	 * already in the journal, by program id (sorted), and those this
+	 * cycle's transaction adds; the fill's refused_seq they are of, and
+	 * the list the map was last pruned with
+	 */
+	struct refusals *rkept, *rnew;
+	size_t nrkept, nrnew;
+	unsigned long long rseq, rseq_new;
+	bool rseq_known, rkeeper, rwalked;
+	bool rpending;			/* counts of a program not listed yet */
+	unsigned long long rpruned_gen;
 	unsigned long long mirror_dropped, mirror_lost;	/* pieces, reads: said */
 };
 
@@ -111,9 +123,14 @@ static long long ns_of(const struct timespec *ts)
 	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
+struct refusals {
+	__u32 id;
+	unsigned long long n[STREAM_CNT];
+};
+
 struct jprog jprog_of(const struct prog *p)
 {
-	struct jprog j = { .ident = p->ident };
+	struct jprog j = { .ident = p->ident, .refused = { -1, -1 } };
 
 	memcpy(j.kname, p->kname, sizeof(j.kname));
 	return j;
@@ -1137,6 +1154,180 @@ static int mirror_take(struct pipeline *pl)
 	return err;
 }
 
+/* ---- refusals the fill wake counted (fill.h) ----------------------------------- */
+
+/* Every bpfstderr's fill wake counts every push the kernel refuses on the
+ * host, so one process per journal adds the counts to it: the holder of
+ * the refusal right (journal.h). The others follow their own counts, so
+ * that one which takes the right over adds what its wake counts from its
+ * take on: what was refused between the last cycle of the process that
+ * let go (by exiting) and that take is not counted.
+ */
+static bool refusals_moved(const struct pipeline *pl)
+{
+	struct fill *f = drainer__fill(pl->drainer);
+
+	return f && (!pl->rseq_known || pl->rpending || fill__refused_seq(f) != pl->rseq);
+}
+
+/* The largest id listed: programs loaded since have larger ones. */
+static __u32 listed_max(const struct pipeline *pl)
+{
+	return pl->now && pl->now->cnt ? pl->now->progs[pl->now->cnt - 1].ident.id : 0;
+}
+
+static int cmp_refusals(const void *a, const void *b)
+{
+	const struct refusals *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static const struct refusals *refusals_find(const struct pipeline *pl, __u32 id)
+{
+	struct refusals key = { .id = id };
+
+	return pl->nrkept ? bsearch(&key, pl->rkept, pl->nrkept, sizeof(key), cmp_refusals) : NULL;
+}
+
+static int refusals_put(struct pipeline *pl, __u32 id, const unsigned long long *n)
+{
+	struct refusals *tmp;
+
+	if (!(pl->nrnew & (pl->nrnew + 1))) {	/* 0, 1, 3, 7...: full */
+		tmp = realloc(pl->rnew, (2 * pl->nrnew + 2) * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		pl->rnew = tmp;
+	}
+	tmp = &pl->rnew[pl->nrnew++];
+	tmp->id = id;
+	memcpy(tmp->n, n, sizeof(tmp->n));
+	return 0;
+}
+
+/* The row refusals of program id go to: tracked, or listed; NULL: not
+ * known yet (loaded after the list was read), counted next cycle.
+ */
+static int refusals_row(struct pipeline *pl, __u32 id, long long *row)
+{
+	struct tracked *t = pipeline__find(pl, id);
+	const struct prog *p;
+	struct jprog jp;
+	int err;
+
+	if (t) {
+		err = t->p.row ? 0 : journal__prog(pl->ops.journal, &t->p);
+		*row = t->p.row;
+		return err;
+	}
+	p = pl->now ? prog_list__find(pl->now, id) : NULL;
+	if (!p)
+		return -ENOENT;
+	jp = jprog_of(p);
+	err = journal__prog(pl->ops.journal, &jp);
+	*row = jp.row;
+	return err;
+}
+
+/* One program's counts: the keeper adds what is new since it last added. */
+static int keep_one(__u32 id, const struct fill_refused *v, void *ctx)
+{
+	struct pipeline *pl = ctx;
+	const struct refusals *k = refusals_find(pl, id);
+	unsigned long long n[STREAM_CNT] = { v->n[0], v->n[1] }, delta;
+	enum stream s;
+	long long row = 0;
+	int err;
+
+	if (!pl->rkeeper || (k && !memcmp(k->n, n, sizeof(n))))
+		return refusals_put(pl, id, n);
+	err = refusals_row(pl, id, &row);
+	if (err == -ENOENT && id > listed_max(pl)) {	/* next cycle, listed */
+		pl->rpending = true;
+		return refusals_put(pl, id, k ? k->n : (unsigned long long[STREAM_CNT]){ 0 });
+	}
+	if (err == -ENOENT)	/* loaded and unloaded between two lists: no row */
+		return refusals_put(pl, id, n);
+	for_each_stream(s) {
+		delta = n[stream_idx(s)] - (k ? k->n[stream_idx(s)] : 0);
+		if (!err && delta)
+			err = journal__add_refused(pl->ops.journal, row, s, delta);
+	}
+	return err ?: refusals_put(pl, id, n);
+}
+
+/* Inside the transaction: the counts since the last commit. A process
+ * that takes the right starts from the counts its wake has now.
+ */
+static int keep_refusals(struct pipeline *pl)
+{
+	struct fill *f = drainer__fill(pl->drainer);
+	bool taken;
+	int err;
+
+	if (!refusals_moved(pl))
+		return 0;
+	pl->rseq_new = fill__refused_seq(f);
+	taken = !pl->rkeeper && journal__claim_refusals(pl->ops.journal) != -EBUSY;
+	pl->nrnew = 0;
+	pl->rpending = false;
+	err = fill__each_refused(f, keep_one, pl);
+	pl->rkeeper |= taken;
+	if (err)
+		return err;
+	qsort(pl->rnew, pl->nrnew, sizeof(*pl->rnew), cmp_refusals);
+	pl->rwalked = true;
+	return 0;
+}
+
+/* After the transaction: what a commit added is what is kept. */
+static void refusals_done(struct pipeline *pl, bool committed)
+{
+	struct refusals *tmp;
+
+	if (!pl->rwalked)
+		return;
+	pl->rwalked = false;
+	if (!committed) {
+		pl->rpending = true;	/* walked again */
+		return;
+	}
+	tmp = pl->rkept;
+	pl->rkept = pl->rnew;
+	pl->nrkept = pl->nrnew;
+	pl->rnew = tmp;
+	pl->nrnew = 0;
+	pl->rseq = pl->rseq_new;
+	pl->rseq_known = true;
+}
+
+static int prune_one(__u32 id, const struct fill_refused *v, void *ctx)
+{
+	struct pipeline *pl = ctx;
+
+	(void)v;
+	if (id < listed_max(pl) && !prog_list__find(pl->now, id))
+		fill__forget(drainer__fill(pl->drainer), id);
+	return 0;
+}
+
+/* The counts of programs unloaded since go from the map (it holds
+ * FILL_REFUSED_MAX programs), once the journal has them: when the list
+ * changed, and every count is kept. A program loaded after the list was
+ * read has a larger id than any listed.
+ */
+static void prune_refusals(struct pipeline *pl)
+{
+	struct fill *f = drainer__fill(pl->drainer);
+
+	if (!f || !pl->now || !pl->now->gen || pl->now->gen == pl->rpruned_gen ||
+	    (pl->ops.journal && refusals_moved(pl)))
+		return;
+	if (!fill__each_refused(f, prune_one, pl))
+		pl->rpruned_gen = pl->now->gen;
+}
+
 /* ---- the journal's shared state ------------------------------------------------ */
 
 /* Gone for sure: the journal knew it before the snapshot, which lacks it.
@@ -1299,6 +1490,8 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 
 	if (rescue__holds(rescue_of(pl), 0, 0))	/* read ahead, maybe of a quiet program */
 		return true;
+	if (refusals_moved(pl))
+		return true;
 	for (i = 0; i < pl->cnt && pl->nclaimed; i++)
 		if (refused_new(pl, pl->t[i]))
 			return true;
@@ -1444,10 +1637,12 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 		return err;
 	err = retry ? replay_kept(pl) : 0;
 	err = err ?: mirror_feed(pl);
+	err = err ?: keep_refusals(pl);	/* gone programs still tracked */
 	got = drain_all(pl, now, !retry && !err);
 	err = err ?: got < 0 ? got : note_refusals(pl);
 	err = err ?: shared_update(pl, now, !retry && !got);
 	err = err ?: journal__commit(j);
+	refusals_done(pl, !err);
 	if (err)
 		return commit_failed(pl, err);
 	say_locked(pl, false);
@@ -1597,6 +1792,7 @@ long pipeline__cycle(struct pipeline *pl, const struct prog_list *now)
 		say_room(pl);
 	if (got >= 0 && pl->ops.journal && pl->ops.sink && read_due(pl))
 		err = read_events(pl);
+	prune_refusals(pl);
 	call_gone(pl);
 	pl->now = NULL;
 	if (!err)
@@ -1755,6 +1951,8 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->ids);
 	free(pl->gone);
 	free(pl->learned);
+	free(pl->rkept);
+	free(pl->rnew);
 	kept_free(pl->log);
 	mirq_done(pl, true);
 	free(pl);

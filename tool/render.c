@@ -106,6 +106,8 @@ static struct json_object *stream_json(int capacity, const unsigned long long *r
 	}
 	if (dropped)
 		json_add_int(o, "refused_reports", dropped->msgs[i]);
+	else if (loss && loss->refused && loss->refused[i] >= 0)
+		json_add_int(o, "refused_reports", loss->refused[i]);
 	else
 		json_add_null(o, "refused_reports");
 	if (dropped) {

@@ -50,6 +50,10 @@ struct stream_drops {
 struct stream_loss {
 	const int *leaked;		/* STREAM_CNT each */
 	const long long *full_ns;
+	/* pushes refused that a fill wake counted (jprog.refused; -1: none
+	 * counted), or NULL
+	 */
+	const long long *refused;
 };
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
 				 const unsigned long long *read, const struct stream_loss *loss,

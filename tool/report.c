@@ -191,6 +191,7 @@ static int live_sink(const struct pipe_event *pe, void *ctx)
 	if (gp && r->journal) {	/* what every drainer read, as of this event */
 		memcpy(gp->bytes_read, pe->prog->read_bytes, sizeof(gp->bytes_read));
 		memcpy(gp->full_ns, pe->prog->full_ns, sizeof(gp->full_ns));
+		memcpy(gp->refused, pe->prog->refused, sizeof(gp->refused));
 		gp->ident.type = pe->prog->ident.type;
 		gp->has_type = true;
 	}
@@ -475,6 +476,7 @@ struct saturation {
 	 */
 	int leaked[STREAM_CNT];
 	long long full_ns[STREAM_CNT];
+	long long refused[STREAM_CNT];	/* the fill wake's count; -1: none */
 	bool has_drops;			/* the kernel's drop counters */
 	long long dropped_msgs[STREAM_CNT], dropped_bytes[STREAM_CNT];
 	bool has_error_count;
@@ -490,6 +492,7 @@ static struct saturation saturation_of(const struct report *r, const struct gpro
 
 	/* the journal's, also for programs unloaded since */
 	memcpy(s.full_ns, gp->full_ns, sizeof(s.full_ns));
+	memcpy(s.refused, gp->refused, sizeof(s.refused));
 	if (!r->live || !(p = prog_list__find(&r->after, gp->ident.id)) || strcmp(p->ident.tag, gp->ident.tag))
 		return s;
 	s.known = p->has_streams;
@@ -527,6 +530,7 @@ static bool reports_lost(const struct saturation *s, const struct gprog *gp)
 
 	return (s->known && stream_losing(s->has_drops, s->dropped_msgs[i], s->leaked[i], s->full_ns[i])) ||
 	       (!s->known && s->full_ns[i]) ||	/* unloaded since it was found full */
+	       s->refused[i] > 0 ||
 	       (s->has_error_count && s->error_count > ERROR_COUNT_MAX) ||
 	       (s->has_error_count && (unsigned long long)s->error_count > gp->fault_total);
 }
@@ -605,7 +609,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_add_int(o, "stack_dumps", gp->stack_dumps);
 	json_object_object_add(o, "stack_dump_example", stack_json(r, gp));
 	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
-			       &(struct stream_loss){ s.leaked, s.full_ns },
+			       &(struct stream_loss){ s.leaked, s.full_ns, s.refused },
 			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
@@ -619,6 +623,7 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 
 struct totals {
 	unsigned long long faults, messages, groups, lost_bytes, stacks;
+	unsigned long long refused;	/* as each program's refused_reports */
 	int lossy, full;	/* losing reports; a stream found full */
 };
 
@@ -631,6 +636,23 @@ static unsigned long long lost_bytes(const struct saturation *s)
 	for_each_stream(st)
 		n += s->has_drops ? (unsigned long long)s->dropped_bytes[stream_idx(st)] :
 				    (unsigned long long)s->leaked[stream_idx(st)];
+	return n;
+}
+
+/* Pushes refused for lack of room: the kernel's count, or the fill wake's. */
+static unsigned long long refused_of(const struct saturation *s)
+{
+	unsigned long long n = 0;
+	enum stream st;
+	int i;
+
+	for_each_stream(st) {
+		i = stream_idx(st);
+		if (s->has_drops)
+			n += s->dropped_msgs[i];
+		else if (s->refused[i] > 0)
+			n += s->refused[i];
+	}
 	return n;
 }
 
@@ -661,6 +683,7 @@ static struct totals totals_of(const struct report *r, struct gprog **progs, siz
 			t.lost_bytes += lost_bytes(&s);
 		/* as each program's streams say it (full_at_drain) */
 		t.full += streams_full(&s);
+		t.refused += refused_of(&s);
 		t.lossy += reports_lost(&s, progs[i]);
 	}
 	return t;
@@ -690,6 +713,7 @@ static int print_json(const struct report *r, struct gprog **progs, size_t n)
 	json_object_object_add(sum, "programs_losing_reports", json_object_new_int(t.lossy));
 	json_object_object_add(sum, "lost_bytes", json_object_new_int64(t.lost_bytes));
 	json_object_object_add(sum, "streams_full_at_drain", json_object_new_int(t.full));
+	json_object_object_add(sum, "refused_reports", json_object_new_int64(t.refused));
 	json_object_object_add(o, "summary", sum);
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, prog_json(r, progs[i]));
@@ -706,16 +730,21 @@ static void put(const char *s)
 	fput_term(stdout, s, strlen(s));
 }
 
-static void print_full_plain(enum stream st, long long ns)
+/* refused: pushes the fill wake counted (-1: none counted) */
+static void print_full_plain(enum stream st, long long ns, long long refused)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
-	char at[40];
+	const char *what = st == STREAM_STDERR ? "fault reports and messages" : "messages";
+	char at[40] = "";
 
-	if (!ns)
-		return;
-	format_time(&ts, at, sizeof(at), false);
-	printf("  %s: full when drained at %s: %s refused for lack of room, how many unknown\n",
-	       stream_name(st), at, st == STREAM_STDERR ? "fault reports and messages" : "messages");
+	if (ns)
+		format_time(&ts, at, sizeof(at), false);
+	if (refused > 0)
+		printf("  %s: %lld %s refused for lack of room (counted as the kernel refused them)%s%s\n",
+		       stream_name(st), refused, what, ns ? "; full when drained at " : "", at);
+	else if (ns)
+		printf("  %s: full when drained at %s: %s refused for lack of room, how many unknown\n",
+		       stream_name(st), at, what);
 }
 
 static void print_saturation_plain(const struct saturation *s, const struct gprog *gp)
@@ -730,10 +759,10 @@ static void print_saturation_plain(const struct saturation *s, const struct gpro
 			       stream_name(st), s->dropped_msgs[stream_idx(st)],
 			       s->dropped_bytes[stream_idx(st)]);
 		if (!s->known)	/* unloaded since: the journal's fill time only */
-			print_full_plain(st, s->full_ns[stream_idx(st)]);
+			print_full_plain(st, s->full_ns[stream_idx(st)], s->refused[stream_idx(st)]);
 		if (!s->known || s->has_drops)
 			continue;
-		print_full_plain(st, s->full_ns[stream_idx(st)]);
+		print_full_plain(st, s->full_ns[stream_idx(st)], s->refused[stream_idx(st)]);
 		leaked = s->leaked[stream_idx(st)];
 		if (leaked)
 			printf("  %s: %d of %d bytes accounted, %d never readable (%s)\n",

@@ -238,6 +238,11 @@ struct rescue *drainer__rescue(const struct drainer *d)
 	return d ? d->rescue : NULL;
 }
 
+struct fill *drainer__fill(const struct drainer *d)
+{
+	return d ? d->fill : NULL;
+}
+
 unsigned long long drainer__refused(struct drainer *d, __u32 id, enum stream s)
 {
 	return d->fill ? fill__refused(d->fill, id, s) : 0;

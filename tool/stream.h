@@ -69,5 +69,7 @@ struct rescue *drainer__rescue(const struct drainer *d);
  * was given (drainer__rescue_start()), counted by it; else 0.
  */
 unsigned long long drainer__refused(struct drainer *d, __u32 id, enum stream s);
+/* The fill wake given (drainer__rescue_start()), or NULL. */
+struct fill *drainer__fill(const struct drainer *d);
 
 #endif

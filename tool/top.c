@@ -425,7 +425,7 @@ static struct json_object *row_json(const struct row *r)
 		format_time(&r->last_fault, buf, sizeof(buf), true);
 	json_add_str(o, "last_fault", r->has_last_fault ? buf : NULL);
 	json_object_object_add(o, "streams", streams_json(r->has_streams, r->capacity, r->bytes_read,
-			       &(struct stream_loss){ r->leaked, r->full_ns },
+			       &(struct stream_loss){ r->leaked, r->full_ns, NULL },
 			       r->has_drops ? &(struct stream_drops){ r->dropped_msgs, r->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
 	json_object_object_add(o, "mirrored", mirrored_json(r));
