@@ -44,7 +44,14 @@ static struct follow_env {
 	const char *vmlinux;
 	struct symbolizer *sym;
 	long long started_ns;	/* CLOCK_REALTIME */
+	/* events wait in the journal while output waits for room (output.h),
+	 * so that follow goes on cycling; false: the sink waits for room
+	 */
+	bool later;
 } env;
+
+/* Output waiting for room past this: events wait in the journal. */
+#define DEFERRED_MAX	(1 << 20)
 
 enum {
 	OPT_STDOUT = 0x100,
@@ -357,6 +364,13 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	int err = 0, flush;
 
 	(void)ctx;
+	if (output_deferred() >= DEFERRED_MAX) {
+		if (env.later)
+			return PIPE_SINK_LATER;
+		err = output_deferred_flush(true);
+		if (err)
+			return err;
+	}
 	say_full(pe);
 	if (env.errors_only && !is_error(pe->ev))
 		return 0;
@@ -434,7 +448,7 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !nothing_left()) {
-		err = cycle(s, &drained);
+		err = output_deferred_flush(false) ?: cycle(s, &drained);
 		if (err)
 			break;
 		if (nothing_left())
@@ -444,7 +458,8 @@ static int run(struct session *s)
 				   (interval * 2 > INTERVAL_MAX_MS ? INTERVAL_MAX_MS : interval * 2);
 		session__wait(s, interval / 1000.0, drained > 0);
 	}
-	/* one last drain, then everything held is emitted */
+	/* one last drain, then everything held is emitted, waiting for room */
+	env.later = false;
 	session__quiesce(s);
 	pipeline__forget_dry(s->pl);
 	while (!err && !nothing_left()) {
@@ -452,7 +467,9 @@ static int run(struct session *s)
 		if (!drained || !pipeline__holds(s->pl))
 			break;
 	}
-	return session__end(s, err);
+	err = err ?: pipeline__catch_up(s->pl);
+	err = session__end(s, err);
+	return err ?: output_deferred_flush(true);
 }
 
 int do_follow(int argc, char **argv)
@@ -470,7 +487,10 @@ int do_follow(int argc, char **argv)
 		       "line; line info says ...)\". Events come through the journal, so every "
 		       "bpfstderr running shows every event. Ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (after a last drain; "
 		       "output then waits a second at most for a reader that does not read) "
-		       "or, with -p only, when every followed program is unloaded (exit 0).",
+		       "or, with -p only, when every followed program is unloaded (exit 0). Into a "
+		       "pipe whose reader does not read for now (| less, the pager held), up to "
+		       "1 MiB of output waits in memory and events in the journal, while follow "
+		       "goes on draining, so it keeps no stream from a record sharing the journal.",
 	};
 	struct session_opts o = {
 		.what = "following programs",
@@ -492,6 +512,8 @@ int do_follow(int argc, char **argv)
 	if (rc)
 		goto out;
 	env.sym = s.sym;
+	/* a reader that does not read must not stop the cycles (output.h) */
+	env.later = s.journal && output_defer();
 	rc = check_ids_exist(s.progs);
 	if (rc)
 		goto out;

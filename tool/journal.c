@@ -1253,11 +1253,13 @@ static int jbatch_read(struct journal *j, const struct jread *r, struct jbatch *
  */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 {
+	long long before;
 	struct jbatch b;
 	size_t i;
 	int err;
 
 	do {
+		before = r->after;
 		err = jbatch_read(j, r, &b);
 		for (i = 0; i < b.n && !err; i++) {
 			struct jevent *e = &b.e[i];
@@ -1267,6 +1269,8 @@ int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 				e->reader = &e->who;
 			r->after = e->seq;
 			err = valid_stream(e->ev.stream) ? fn(e, ctx) : bad_stream(j, e->ev.stream);
+			if (err == JOURNAL_LATER)
+				r->after = i ? b.e[i - 1].seq : before;
 		}
 		jbatch_free(&b);
 	} while (!err && (b.n == READ_BATCH || b.bytes >= READ_BATCH_BYTES));

@@ -181,7 +181,13 @@ struct jread {
 };
 
 typedef int (*jevent_fn)(const struct jevent *e, void *ctx);
-/* Events in seq order; r->after advances past each one read. */
+/* A jevent_fn's "not now": the read stops before this event, which the
+ * next read hands out again.
+ */
+#define JOURNAL_LATER	1
+/* Events in seq order; r->after advances past each one read. Returns 0,
+ * JOURNAL_LATER, or fn's or the journal's -errno.
+ */
 int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx);
 long long journal__last_seq(struct journal *j);
 /* A number that moves whenever the journal's files may have been

@@ -414,12 +414,126 @@ static bool stdout_may_write(void)
 	return poll(&pfd, 1, 1000) > 0;
 }
 
+static bool ending(void)
+{
+	return stdout_ending && *stdout_ending;
+}
+
+/* Deferred output (output_defer()): what a pipe or socket had no room for,
+ * in order, written as room comes, never waited for in write(2).
+ */
+static bool stdout_deferring;
+static char *deferred;		/* ndeferred bytes from deferred_at */
+static size_t deferred_at, ndeferred, deferred_cap;
+
+static int defer(const char *buf, size_t len)
+{
+	size_t cap = deferred_cap ? deferred_cap : 65536;
+	char *tmp;
+
+	if (deferred_at)	/* what was written goes first */
+		memmove(deferred, deferred + deferred_at, ndeferred);
+	deferred_at = 0;
+	while (cap < ndeferred + len)
+		cap *= 2;
+	if (cap != deferred_cap) {
+		tmp = realloc(deferred, cap);
+		if (!tmp)
+			return -ENOMEM;
+		deferred = tmp;
+		deferred_cap = cap;
+	}
+	memcpy(deferred + ndeferred, buf, len);
+	ndeferred += len;
+	return 0;
+}
+
+/* Room now for a write of up to stdout_chunk (PIPE_BUF: a pipe takes
+ * it whole): POLLOUT, or an error or hang-up for write(2) to report.
+ */
+static bool stdout_room(int ms)
+{
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	return poll(&pfd, 1, ms) > 0;
+}
+
+/* What of buf the reader takes now, chunk by chunk: the count, or -errno. */
+static ssize_t write_ready(const char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len && stdout_room(0)) {
+		n = write(STDOUT_FILENO, buf + done,
+			  len - done < stdout_chunk ? len - done : stdout_chunk);
+		if (n < 0 && errno == EINTR && !ending())
+			continue;
+		if (n < 0)
+			return -errno;
+		done += n;
+	}
+	return done;
+}
+
+int output_deferred_flush(bool wait)
+{
+	ssize_t n;
+
+	while (ndeferred) {
+		n = write_ready(deferred + deferred_at, ndeferred);
+		if (n < 0) {
+			stdout_errno = -n;
+			return n;
+		}
+		deferred_at = ndeferred == (size_t)n ? 0 : deferred_at + n;
+		ndeferred -= n;
+		if (!ndeferred || !wait)
+			break;
+		/* once ending, a reader that does not read has a second */
+		if (!stdout_room(ending() ? 1000 : -1) && ending()) {
+			stdout_errno = EINTR;
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
+size_t output_deferred(void)
+{
+	return ndeferred;
+}
+
+int output_deferred_fd(void)
+{
+	return ndeferred ? STDOUT_FILENO : -1;
+}
+
+static ssize_t stdout_defer(const char *buf, size_t len)
+{
+	ssize_t n = output_deferred_flush(false);
+
+	if (!n && !ndeferred)
+		n = write_ready(buf, len);
+	if (n < 0) {
+		stdout_errno = -n;
+		return 0;
+	}
+	if (defer(buf + n, len - n)) {
+		stdout_errno = ENOMEM;
+		return n;
+	}
+	return len;
+}
+
 static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 {
 	size_t done = 0;
 	ssize_t n;
 
 	(void)cookie;
+	if (stdout_deferring)
+		return stdout_defer(buf, len);
 	while (done < len) {
 		if (!stdout_may_write()) {
 			stdout_errno = EINTR;
@@ -435,6 +549,12 @@ static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 		done += n;
 	}
 	return done;	/* short: stdio sets the stream's error flag */
+}
+
+bool output_defer(void)
+{
+	stdout_deferring = stdout_chunk == PIPE_BUF;
+	return stdout_deferring;
 }
 
 void output_keep_stdout_errno(void)

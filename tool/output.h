@@ -68,6 +68,24 @@ void output_keep_stdout_errno(void);
  * came between two blocked writes still ends the command.
  */
 void output_ending(volatile sig_atomic_t *flag);
+/* Standard output into a pipe or socket (as `follow | less`) never waits
+ * for its reader in write(2): what the reader does not take now is
+ * deferred, in order, and written as room comes (output_deferred_flush()),
+ * so that a view whose reader does not read still cycles (a view stuck in
+ * write(2) would keep its read rights and read-ahead, journal.h, from the
+ * recorder sharing its journal). false: stdout is not such, and writes
+ * wait as before.
+ */
+bool output_defer(void);
+/* Bytes deferred, waiting for room. */
+size_t output_deferred(void);
+/* STDOUT_FILENO while bytes are deferred (wait for POLLOUT), else -1. */
+int output_deferred_fd(void);
+/* Writes what is deferred: what the reader takes now, or (wait) all of
+ * it, waiting for room (once ending, a second at most: then -EINTR). 0,
+ * or -errno (-EPIPE: the reader went away).
+ */
+int output_deferred_flush(bool wait);
 /* Flushes f: 0, or -errno of a write to f that failed since the last
  * check (-EIO when that errno is gone; -EPIPE: the reader went away).
  */

@@ -99,6 +99,7 @@ struct pipeline {
 	time_t quiet_at;
 	long long quiet_until, next_due;
 	time_t read_at;			/* journal: the last read of its events */
+	bool behind;			/* journal: the sink said later (PIPE_SINK_LATER) */
 	struct mirq *mq, **mq_tail;	/* mirrored reads to keep, in order */
 	size_t mq_bytes;
 	/* during a feed of mirrored bytes: who read them (NULL: ours) */
@@ -1752,14 +1753,25 @@ static int deliver(const struct jevent *e, void *ctx)
  */
 static bool read_due(struct pipeline *pl)
 {
+	if (pl->behind)
+		return true;
 	journal_gen(pl);
 	return !journal_seen_at(pl, pl->read_at);
 }
 
 static int read_events(struct pipeline *pl)
 {
+	int err;
+
 	pl->read_at = pl->mono_sec;
-	return journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
+	err = journal__read(pl->ops.journal, &pl->cursor, deliver, pl);
+	pl->behind = err == JOURNAL_LATER;
+	return pl->behind ? 0 : err;
+}
+
+int pipeline__catch_up(struct pipeline *pl)
+{
+	return pl->behind ? read_events(pl) : 0;
 }
 
 /* ---- the cycle ------------------------------------------------------------------ */

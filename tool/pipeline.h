@@ -68,6 +68,9 @@ struct pipe_event {
 	const struct reader_id *reader;
 };
 
+/* A sink's "not now" (pipeline_ops.sink). */
+#define PIPE_SINK_LATER	JOURNAL_LATER
+
 struct pipeline_ops {
 	unsigned int streams;		/* STREAM_MASK_* */
 	/* which programs to drain and, with a journal, whose events to show;
@@ -75,6 +78,10 @@ struct pipeline_ops {
 	 * names only
 	 */
 	bool (*select)(const struct prog *p, void *ctx);
+	/* 0, -errno, or with a journal PIPE_SINK_LATER: not now (its output
+	 * waits for room), the journal keeps it and a later cycle hands it
+	 * out again, while cycles go on draining
+	 */
 	int (*sink)(const struct pipe_event *pe, void *ctx);	/* NULL: none */
 	void (*gone)(const struct tracked *t, void *ctx);	/* after its events */
 	void *ctx;
@@ -139,6 +146,10 @@ bool pipeline__claims(const struct pipeline *pl);
  * rescue stopped first); pipeline__flush() keeps, or spills, the rest.
  */
 bool pipeline__holds(struct pipeline *pl);
+/* Journal: the events a sink said later for (PIPE_SINK_LATER), handed
+ * out now (for the end of a run, with a sink that now waits). 0, or -errno.
+ */
+int pipeline__catch_up(struct pipeline *pl);
 /* Streams found empty are read again at the next cycle, whatever the
  * watch says: before a last drain, so that nothing another reader's race
  * (stream_dry() in pipeline.c) left waiting stays behind.

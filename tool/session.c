@@ -51,17 +51,22 @@ bool session__stopped(void)
  * lets them in, atomically: one that comes just before the sleep is not
  * slept through. A descriptor < 0 is none (ppoll() skips it): with both,
  * only the time and the signals. other: other processes' reads to mirror
- * (readers.h), shown as soon as they are made.
+ * (readers.h), shown as soon as they are made. Room on standard output for
+ * what waits there (output_defer()) ends the wait too.
  */
 static void wait_fds(int fd, int other, double secs)
 {
 	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
-	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = other, .events = POLLIN } };
+	struct pollfd pfd[3] = {
+		{ .fd = fd, .events = POLLIN },
+		{ .fd = other, .events = POLLIN },
+		{ .fd = output_deferred_fd(), .events = POLLOUT },
+	};
 	sigset_t open;
 
 	sigprocmask(SIG_BLOCK, &ending, &open);
 	if (!stopped)
-		ppoll(pfd, 2, &ts, &open);
+		ppoll(pfd, 3, &ts, &open);
 	sigprocmask(SIG_SETMASK, &open, NULL);
 }
 
