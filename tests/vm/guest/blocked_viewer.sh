@@ -3,9 +3,10 @@
 # (`follow | less`, the pager held) keeps no stream from record. Its
 # output waits for room, not its main thread in write(2), so it goes on
 # cycling: what its rescue thread reads ahead is committed and its read
-# rights go as in any cycle. Before, it sat in write(2) holding the
-# right of the stream it had been reading, and its rescue read on into
-# memory: record, sharing the journal, kept none of what came next.
+# rights go as in any cycle. Before, it sat in write(2) while its rescue
+# read on into memory under the stream's right: those lines reached no
+# journal, nor any other process, until its reader read again ("follow
+# kept them" failed on 7.3.4).
 # Oracles: the writes' own return values, the journal (Python's sqlite3),
 # the pipe full (FIONREAD), and every line out once the pager reads.
 . tests/lib.sh
