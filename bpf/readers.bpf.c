@@ -10,16 +10,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 #include "readers.h"
-
-struct bpf_prog_aux___r {
-	__u32 id;
-} __attribute__((preserve_access_index));
-
-struct bpf_prog___r {
-	struct bpf_prog_aux___r *aux;
-} __attribute__((preserve_access_index));
+#include "prog_id.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -70,8 +62,8 @@ static __u64 wake_flags(void)
  * the ring refuses ends the copy with a header that says how many bytes
  * were not copied, so the reader of the ring knows where the gap is.
  */
-static void mirror_read(const struct reader_key *k, const struct reader_rec *r, void *buf,
-			__u32 ret)
+static void mirror_read(struct bpf_prog *prog, const struct reader_key *k,
+			const struct reader_rec *r, void *buf, __u32 ret)
 {
 	struct mirror_rec *m;
 	__u32 zero = 0, off, n;
@@ -81,7 +73,7 @@ static void mirror_read(const struct reader_key *k, const struct reader_rec *r, 
 	if (!m)
 		return;
 	m->ns = r->last_ns;
-	m->prog_id = k->prog_id;
+	prog_id_read(&m->prog, prog);
 	m->stream = k->stream;
 	m->pid = r->pid;
 	m->missed = 0;
@@ -127,7 +119,7 @@ static bool peer(const char *comm)
 }
 
 SEC("fexit/bpf_prog_stream_read")
-int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, int len, int ret)
+int BPF_PROG(reader_read, struct bpf_prog *prog, int stream_id, void *buf, int len, int ret)
 {
 	struct reader_key k = {};
 	struct reader_rec r = {}, *v;
@@ -139,7 +131,7 @@ int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, i
 		r.pid = ns.tgid;
 	if (r.pid && r.pid == self_pid)
 		return 0;
-	k.prog_id = BPF_CORE_READ(prog, aux, id);
+	k.prog_id = prog->aux->id;
 	k.stream = stream_id;
 	r.last_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(r.comm, sizeof(r.comm));
@@ -157,7 +149,7 @@ int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, i
 		bpf_map_update_elem(&readers, &k, &r, BPF_ANY);
 	}
 	if (ret > 0 && !peer(r.comm))
-		mirror_read(&k, &r, buf, ret);
+		mirror_read(prog, &k, &r, buf, ret);
 	return 0;
 }
 

@@ -13,9 +13,7 @@
 #ifndef BPFSTDERR_READERS_H
 #define BPFSTDERR_READERS_H
 
-#ifndef TASK_COMM_LEN
-#define TASK_COMM_LEN	16
-#endif
+#include "progs.h"	/* struct prog_id_rec, TASK_COMM_LEN */
 
 #define READERS_MAX	4096	/* (program, stream) pairs remembered, least recent go */
 #define MIRROR_CHUNK	4096	/* bytes of a read per mirror record */
@@ -43,11 +41,13 @@ struct reader_rec {
 /* A piece of what a read of another process returned: its bytes from
  * off, len of them. missed: bytes from off + len on that were not copied
  * (the ring was full, or past MIRROR_CHUNKS). The pieces of one read
- * share ns, and come in order.
+ * share ns, and come in order. The program's whole identity comes along:
+ * it may be unloaded before bpfstderr takes the piece (a scheduler that
+ * read its last report and exits).
  */
 struct mirror_rec {
 	__u64 ns;		/* bpf_ktime_get_ns() when the read ended */
-	__u32 prog_id;
+	struct prog_id_rec prog;
 	__u32 stream;		/* enum stream */
 	__u32 pid;		/* as in struct reader_rec */
 	__u32 off;

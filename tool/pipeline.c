@@ -45,12 +45,12 @@ struct kept {
 #define JOURNAL_RECHECK_SEC	30
 
 /* What another process's read returned (readers.h), queued from the
- * mirror ring until it is kept: a piece whose program is not tracked yet
- * (loaded since the last cycle) waits one cycle more.
+ * mirror ring until it is kept. It names its program whole, so a program
+ * unloaded since is still known (mirror_feed()).
  */
 struct mirq {
 	struct mirq *next;
-	__u32 prog_id;
+	struct prog prog;		/* identity and names only */
 	enum stream stream;
 	struct reader_id who;
 	size_t missed;
@@ -959,7 +959,9 @@ static int mirq_take(const struct mirrored *m, void *ctx)
 		return 0;
 	}
 	q->next = NULL;
-	q->prog_id = m->prog_id;
+	memset(&q->prog, 0, sizeof(q->prog));
+	q->prog.ident = m->prog;
+	memcpy(q->prog.kname, m->kname, sizeof(q->prog.kname));
 	q->stream = m->stream;
 	q->who = m->who;
 	q->missed = m->missed;
@@ -973,13 +975,13 @@ static int mirq_take(const struct mirrored *m, void *ctx)
 	return 0;
 }
 
-/* Pieces fed, and those of programs never tracked, go; kept ones stay. */
+/* Pieces fed or dropped go; those waiting stay. */
 static void mirq_done(struct pipeline *pl, bool all)
 {
 	struct mirq **pp = &pl->mq, *q;
 
 	while ((q = *pp)) {
-		if (all || q->fed || q->waits > 1) {
+		if (all || q->fed) {
 			*pp = q->next;
 			pl->mq_bytes -= q->len;
 			free(q);
@@ -1028,44 +1030,75 @@ static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct 
 	return err;
 }
 
-/* Journal: the holder of the mirror right keeps what other processes
- * read of every program and stream, whatever its own view selects (a
- * follow -p holds it as well as record): a program it does not track is
- * fed through a tracked of its own, as replay_kept() does.
+/* A program not tracked: fed through a tracked of its own, as
+ * replay_kept() does. With a journal the journal holds its stream's tail;
+ * without one the program is gone (mirror_feed()), and what it held is
+ * its last.
  */
-static int mirror_feed_untracked(struct pipeline *pl, const struct prog *p, const struct mirq *q)
+static int mirror_feed_untracked(struct pipeline *pl, const struct mirq *q)
 {
-	struct jprog jp = jprog_of(p);
+	struct jprog jp = jprog_of(&q->prog);
 	struct tracked *t = tracked_new(pl, &jp);
 	int err;
 
 	if (!t)
 		return -ENOMEM;
 	err = mirror_feed_one(pl, t, q);
+	if (!pl->ops.journal)
+		err = err ?: tracked_flush(t);
 	tracked_free(t);
 	return err;
+}
+
+/* Where piece q goes: its program's tracked, or NULL: fed on its own
+ * (*own), or left (*wait: for a later cycle; else dropped, not this
+ * view's). With a journal, the holder of the mirror right keeps what
+ * other processes read of every program and stream, whatever its own
+ * view selects (a follow -p holds it as well as record). Without one, a
+ * selected program loaded since the snapshot is tracked by this cycle's
+ * drain, and one that is in no snapshot a cycle later was unloaded.
+ */
+static struct tracked *mirror_dest(struct pipeline *pl, struct mirq *q, bool *own, bool *wait)
+{
+	struct tracked *t = pipeline__find(pl, q->prog.ident.id);
+
+	*own = *wait = false;
+	if (t && prog_ident__same(&t->p.ident, &q->prog.ident))
+		return pl->ops.journal || (pl->ops.streams & STREAM_MASK(q->stream)) ? t : NULL;
+	if (pl->ops.journal) {
+		*own = true;
+		return NULL;
+	}
+	if (!(pl->ops.streams & STREAM_MASK(q->stream)) || !pl->ops.select(&q->prog, pl->ops.ctx))
+		return NULL;
+	if (pl->now && prog_list__find(pl->now, q->prog.ident.id))
+		*wait = true;		/* tracked by this cycle's drain */
+	else if (!q->waits++)
+		*wait = true;		/* loaded since the snapshot? */
+	else
+		*own = true;		/* unloaded */
+	return NULL;
 }
 
 /* Before this cycle's reads: what other processes read came first. */
 static int mirror_feed(struct pipeline *pl)
 {
-	const struct prog *p;
 	struct tracked *t;
 	struct mirq *q;
+	bool own, wait;
 	int err = 0;
 
 	for (q = pl->mq; q && !err; q = q->next) {
 		if (q->fed)
 			continue;
-		t = pl->ops.journal || (pl->ops.streams & STREAM_MASK(q->stream)) ?
-		    pipeline__find(pl, q->prog_id) : NULL;
-		p = !t && pl->ops.journal && pl->now ? prog_list__find(pl->now, q->prog_id) : NULL;
-		if (!t && !p) {
-			q->waits++;
+		t = mirror_dest(pl, q, &own, &wait);
+		if (wait)
 			continue;
-		}
-		err = t ? mirror_feed_one(pl, t, q) : mirror_feed_untracked(pl, p, q);
-		q->fed = !err;
+		if (t)
+			err = mirror_feed_one(pl, t, q);
+		else if (own)
+			err = mirror_feed_untracked(pl, q);
+		q->fed = !err;	/* fed, or dropped */
 	}
 	return err;
 }

@@ -276,7 +276,7 @@ static void account_fixtures(struct list_iter *it)
 		if (!(r->flags & PROG_REC_HAS_STREAMS))
 			continue;
 		for (s = 0; s < 2; s++)
-			r->capacity[s] += unread(dir, r->id, s + 1);
+			r->capacity[s] += unread(dir, r->ident.id, s + 1);
 	}
 }
 
