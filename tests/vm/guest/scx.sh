@@ -98,13 +98,17 @@ J=$out/bpftool.db
 N=200
 "$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/bpftool.rec" & rpid=$!
 check "bpftool: record's first cycle done" wait_asleep "$rpid"
-sched bt -f "$N"
+sched bt -f "$N" -A "$out/bt.arm" -i 200
 id=$(enqueue_id)
 ( r=0; while [ ! -e "$out/bt.stop" ]; do
 	"$D/bpftool" prog tracelog stderr id "$id" > /dev/null 2>> "$out/bt.got"
 	r=$((r + 1)); echo "$r" > "$out/bt.rounds"
 	sleep 0.2
 done ) & lpid=$!
+bt_read() { [ -s "$out/bt.rounds" ]; }
+check "bpftool: bpftool read once" wait_until 120 bt_read
+# the faulting writes start now: bpftool is reading
+touch "$out/bt.arm"
 check "bpftool: the scheduler made its $N faulting writes" wait_until 300 writes_at bt "$N"
 emptied() { [ "$(capacity "$id")" = 0 ]; }
 check "bpftool: the stream was read to its end (capacity 0)" wait_until 120 emptied
@@ -153,7 +157,7 @@ check_eq "abort: mirrored, read by scx_sdt($apid): 1 fault, 0 messages, $bytes b
 	"$(enq "$J" '[.read_by[] | [.stream, .comm, .pid, .faults, .messages, .bytes]]')" \
 	"[[\"stderr\",\"scx_sdt\",$apid,1,0,$bytes]]"
 check_eq "abort: at scx_sdt.bpf.c:$LINE" "$(at_line "$J")" "[\"arena_write 1 $LINE scx_sdt.bpf.c\"]"
-shown() { [ "$(jq -s "[.[] | select(.reader.pid == $apid and .reader.comm == \"scx_sdt\" and .kind == \"arena_write\")] | length" "$out/abort.json")" = 1 ]; }
+shown() { [ "$(jq -s "[.[] | select(.reader.pid == $apid and .reader.comm == \"scx_sdt\" and .fault.kind == \"arena_write\")] | length" "$out/abort.json")" = 1 ]; }
 check "abort: follow showed it, naming scx_sdt($apid)" wait_until 60 shown
 top_shown() {
 	jq -e "select(.programs) | .programs[] | select(.name == \"sdt_enqueue\" and .mirrored.stderr.comm == \"scx_sdt\" and .mirrored.stderr.pid == $apid)" \
@@ -165,16 +169,31 @@ stop "$fpid" "abort: follow"
 stop "$rpid" "abort: record"
 
 # -- storm: over 1,000 faults a second, the scheduler reading its stderr -------
+# The kernel may drop reports in a storm (a stream full at 100,000 bytes,
+# some 90 reports; an allocation refused in the fault handler): the
+# equalities are against what the scheduler read, its drops said aside.
 J=$out/storm.db
 N=2000
 "$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/storm.rec" & rpid=$!
 check "storm: record's first cycle done" wait_asleep "$rpid"
-# 40 faults an enqueue: 40 reports of about 1 KB at once, well within a
-# stream's 100,000 bytes; the scheduler, waking every 20 ms to read, is
-# itself enqueued 50 times a second
-sched storm -f "$N" -b 40 -r -i 20
+# 20 faults an enqueue, about 1 KB each; the scheduler wakes every 20 ms
+# to read (itself enqueued 50 times a second)
+sched storm -f "$N" -b 20 -r -i 20
+storm_pid=$spid
+sid=$(enqueue_id)
 check "storm: the scheduler made its $N faulting writes" wait_until 300 writes_at storm "$N"
-check "storm: the journal has $N faults" wait_until 120 faults_at "$J" "$N"
+# what the scheduler has read, as its ticks say: mirrored, all of it
+sched_read() { sed -n 's/^bpfstderr-lab: t_ms=.* read_reports=\([0-9]*\) .*/\1/p' "$out/storm.out" | tail -n 1; }
+caught_up() {	# the same count read in two checks, and mirrored
+	local r prev
+	r=$(sched_read)
+	prev=$(cat "$out/storm.prev" 2> /dev/null)
+	echo "$r" > "$out/storm.prev"
+	[ "$r" = "$prev" ] &&
+		[ "$(enq "$J" '[.read_by[] | select(.comm == "scx_sdt") | .faults] | add // 0')" = "$r" ]
+}
+check "storm: the journal caught up with the scheduler's reads" wait_until 120 caught_up
+left=$(capacity "$sid")
 sched_stop storm
 stop "$rpid" "storm: record"
 # the rate: N writes between its last tick before the first and its
@@ -185,14 +204,14 @@ rate=$(awk -v n="$N" '/^bpfstderr-lab: t_ms=/ {
 		if (w[2] == n && !t1) t1 = t[2]
 	} END { printf "%d\n", (t1 > t0 ? n * 1000 / (t1 - t0) : 0) }' "$out/storm.out")
 theirs=$(ended storm read_reports)
-mirrored=$(enq "$J" '[.read_by[] | select(.comm == "scx_sdt") | .faults] | add // 0')
-echo "# storm: $rate faults/s; the scheduler read $theirs reports, $(ended storm read_bytes) bytes;" \
-	"read_by $(enq "$J" .read_by)"
+echo "# storm: $rate faults/s; the scheduler read $theirs reports of its $N writes" \
+	"($((N - theirs)) dropped by the kernel), $(ended storm read_bytes) bytes; capacity left $left;" \
+	"journal: $(enq "$J" '{fault_count, messages, stack_dumps, read_by}')"
 check "storm: over 1000 faults a second ($rate)" [ "$rate" -gt 1000 ]
-check_eq "storm: $N faults, no message, one group at scx_sdt.bpf.c:$LINE" \
-	"$(enq "$J" '[.fault_count, .messages.stderr]') $(at_line "$J")" \
-	"[$N,0] [\"arena_write $N $LINE scx_sdt.bpf.c\"]"
-check_eq "storm: every report the scheduler read is mirrored as its" "$mirrored" "$theirs"
-check_eq "storm: the scheduler's and record's own add up to $N" \
-	"$((theirs + $(enq "$J" .fault_count) - mirrored))" "$N"
+check_eq "storm: every report the scheduler read is in the journal, mirrored as its, byte for byte" \
+	"$(enq "$J" '[.read_by[] | [.stream, .comm, .pid, .faults, .messages, .bytes]]')" \
+	"[[\"stderr\",\"scx_sdt\",$storm_pid,$theirs,0,$(ended storm read_bytes)]]"
+check_eq "storm: and nothing else: $theirs faults, no message, no stack dump, one group at scx_sdt.bpf.c:$LINE" \
+	"$(enq "$J" '[.fault_count, .messages.stderr, .stack_dumps]') $(at_line "$J")" \
+	"[$theirs,0,0] [\"arena_write $theirs $LINE scx_sdt.bpf.c\"]"
 finish
