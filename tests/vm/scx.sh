@@ -85,9 +85,10 @@ rc=$?
 log=$dir.log
 : >"$log"
 WORK=$(mktemp -d "$OUT/work.XXXXXX") || fail 1 "mktemp in $OUT"
-# a tree of hard links (the build only adds files); the files the patch
-# changes get inodes of their own first
-cp -al "$src" "$WORK/src" || fail 1 "cannot link $src into $WORK"
+# a tree of hard links (the build only adds files; a copy on another file
+# system); the files the patch changes get inodes of their own first
+cp -al "$src" "$WORK/src" 2>/dev/null || { rm -rf "$WORK/src"; cp -a "$src" "$WORK/src"; } ||
+	fail 1 "cannot copy $src into $WORK"
 for f in $(sed -n 's|^+++ b/||p' tests/scx/*.patch | sort -u); do
 	cp --remove-destination "$src/$f" "$WORK/src/$f" || fail 1 "cannot copy $f"
 done
