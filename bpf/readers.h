@@ -35,6 +35,11 @@ struct reader_rec {
 	__u64 reads;		/* reads seen, empty ones included */
 	__u64 bytes;		/* bytes they returned */
 	__u32 pid;		/* in bpfstderr's pid namespace; 0: outside it */
+	/* the kernel's own (initial namespace) tgid: a read by the process
+	 * that read last is told by it alone, its pid and name kept
+	 */
+	__u32 tgid;
+	__u32 peer;		/* another bpfstderr: not mirrored */
 	char comm[TASK_COMM_LEN];	/* the reading thread's */
 };
 

@@ -97,7 +97,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_SET_FULL, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
+	S_READS, S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
 };
@@ -106,6 +106,7 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_PROG_FIND] = "SELECT " PROG_COLS " FROM progs p WHERE id = ?1 AND tag = ?2 AND load_time = ?3",
 	[S_PROG_ADD] = "INSERT INTO progs (id, tag, load_time, type, name, kname, first_ns) "
 		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_READS] = "SELECT read_out, read_err FROM progs WHERE row = ?1",
 	[S_ADD_READ] = "UPDATE progs SET read_out = read_out + (?2 = 1) * ?3, "
 		       "read_err = read_err + (?2 = 2) * ?3 WHERE row = ?1",
 	[S_SET_FULL] = "UPDATE progs SET full_out = CASE WHEN ?2 = 1 THEN ?3 ELSE full_out END, "
@@ -939,6 +940,18 @@ int journal__add_read(struct journal *j, long long row, enum stream s, unsigned 
 	sqlite3_bind_int(st, 2, s);
 	sqlite3_bind_int64(st, 3, (long long)bytes);
 	return done(j, st);
+}
+
+int journal__reads(struct journal *j, long long row, enum stream s, unsigned long long *bytes)
+{
+	sqlite3_stmt *st = stmt(j, S_READS);
+	int rc;
+
+	sqlite3_bind_int64(st, 1, row);
+	rc = sqlite3_step(st);
+	*bytes = rc == SQLITE_ROW ? sqlite3_column_int64(st, stream_idx(s)) : 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(j, rc, "cannot read the journal");
 }
 
 int journal__set_full(struct journal *j, long long row, enum stream s, long long ns)

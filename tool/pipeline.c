@@ -102,6 +102,7 @@ struct pipeline {
 	/* during a feed of mirrored bytes: who read them (NULL: ours) */
 	const struct reader_id *feeding;
 	bool mirroring;			/* journal: this process holds the mirror right */
+	bool unseen_due;		/* journal: a look at the accounting is due */
 	unsigned long long mirror_dropped, mirror_lost;	/* pieces, reads: said */
 };
 
@@ -722,6 +723,135 @@ static int note_refusals(struct pipeline *pl)
 	return err;
 }
 
+/* ---- unseen readers (pipeline.h) ------------------------------------------------ */
+
+/* Inferred only where tracing is refused (no readers) and no read-ahead
+ * thread reads between two looks.
+ */
+static bool unseen_infers(struct pipeline *pl)
+{
+	return !pl->ops.readers && !rescue_of(pl);
+}
+
+/* Bytes bpfstderr read of stream s so far: this process's, or with a
+ * journal (inside a transaction: nobody else reads now) every drainer's.
+ */
+static int unseen_reads(struct pipeline *pl, struct tracked *t, enum stream s,
+			unsigned long long *bytes)
+{
+	int err;
+
+	if (!pl->ops.journal) {
+		*bytes = t->bytes_read[stream_idx(s)];
+		return 0;
+	}
+	err = t->p.row ? 0 : journal__prog(pl->ops.journal, &t->p);
+	return err ?: journal__reads(pl->ops.journal, t->p.row, s, bytes);
+}
+
+static void say_unseen(struct pipeline *pl, const struct tracked *t, enum stream s,
+		       unsigned long long bytes)
+{
+	say(pl, "program %u (%s) %s: %llu bytes left it without a read of bpfstderr's: "
+	    "another process reads it, which this kernel does not let bpfstderr see "
+	    "(tracing refused: no name, no content); left to it while it reads; "
+	    "--steal reads it anyway", t->p.ident.id, t->p.ident.name, stream_name(s), bytes);
+}
+
+/* A look at the accounting before a drain (inside its transaction): what
+ * left a stream since the last look, beyond bpfstderr's reads, another
+ * process read.
+ */
+static int unseen_look(struct pipeline *pl, struct tracked *t, const struct prog *p)
+{
+	unsigned long long j;
+	struct unseen *u;
+	enum stream s;
+	long long gone;
+	int err;
+
+	if (!unseen_infers(pl) || !p->has_streams)
+		return 0;
+	for_each_stream(s) {
+		u = &t->unseen[stream_idx(s)];
+		if (u->has_cap && !u->cap && !p->capacity[stream_idx(s)])
+			continue;	/* idle: the last look stands */
+		err = unseen_reads(pl, t, s, &j);
+		if (err)
+			return err;
+		gone = (long long)u->cap - p->capacity[stream_idx(s)] - (long long)(j - u->base);
+		if (u->has_cap && u->has_base && gone > 0) {
+			u->bytes += gone;
+			u->at = pl->mono_sec;
+			if (!u->left && !pl->ops.steal)
+				say_unseen(pl, t, s, u->bytes);
+			u->left = !pl->ops.steal;
+		}
+		u->cap = p->capacity[stream_idx(s)];
+		u->has_cap = true;
+		/* without a journal nothing of ours was read since the look */
+		u->base = pl->ops.journal ? u->end : j;
+		u->has_base = !pl->ops.journal || u->has_end;
+		u->obs = j;
+		u->has_end = false;
+	}
+	return 0;
+}
+
+/* After the drain: what bpfstderr had read by its end. With a journal,
+ * looks come only inside transactions: bytes accounted at this look make
+ * the next cycle one, so that it looks again.
+ */
+static void unseen_drained(struct pipeline *pl, struct tracked *t, const unsigned long long *before)
+{
+	struct unseen *u;
+	int i;
+
+	for (i = 0; i < STREAM_CNT; i++) {
+		u = &t->unseen[i];
+		if (!u->has_cap)
+			continue;
+		u->end = u->obs + (t->bytes_read[i] - before[i]);
+		u->has_end = true;
+		if (u->cap > 0)
+			pl->unseen_due = true;
+	}
+}
+
+/* A failed commit: the journal's counts are not what was read. */
+static void unseen_forget(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->cnt; i++)
+		memset(pl->t[i]->unseen, 0, sizeof(pl->t[i]->unseen));
+}
+
+/* A stream an unseen reader took bytes of within the last
+ * READERS_LIVE_NS is left to it; then read again.
+ */
+static unsigned int leave_to_unseen(struct pipeline *pl, struct tracked *t, unsigned int mask)
+{
+	struct unseen *u;
+	enum stream s;
+
+	if (!unseen_infers(pl) || pl->ops.steal)
+		return mask;
+	for_each_stream(s) {
+		u = &t->unseen[stream_idx(s)];
+		if (!u->left)
+			continue;
+		if ((pl->mono_sec - u->at) * 1000000000LL < READERS_LIVE_NS) {
+			mask &= ~STREAM_MASK(s);
+			continue;
+		}
+		say(pl, "program %u (%s) %s: nothing left it unread for %lld s: read again",
+		    t->p.ident.id, t->p.ident.name, stream_name(s), READERS_LIVE_NS / 1000000000LL);
+		u->left = false;
+	}
+	return mask;
+}
+
 static void say_left(struct pipeline *pl, const struct tracked *t, enum stream s,
 		     const struct reader *rd)
 {
@@ -780,20 +910,25 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	for_each_stream(s)	/* a stream found empty keeps what it left */
 		if (!stream_dry(pl, t, s))
 			t->left[stream_idx(s)] = 0;
+	err = unseen_look(pl, t, p);
+	if (err)
+		return err;
+	mask = leave_to_unseen(pl, t, mask);
 	if (!mask)
-		return 0;
+		goto out_drained;
 	if (pl->ops.journal && !room_for_read(pl)) {
 		pl->no_room = true;
-		return 0;
+		goto out_drained;
 	}
 	mask = leave_to_others(pl, t, mask);
 	mask = claim_rights(pl, t, mask);
 	if (!mask)
-		return 0;
+		goto out_drained;
 	err = note_full(pl, t, p);
 	if (err)
 		return err;
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
+	unseen_drained(pl, t, before);
 	mark_dry(pl, t, p, mask, before, err);
 	/* read to the end: what is left was never readable */
 	whole = !err;
@@ -811,6 +946,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		}
 	}
 	return err ? err : got;
+out_drained:
+	unseen_drained(pl, t, before);
+	return 0;
 }
 
 /* The list drained last cycle, unchanged (progs__refresh()): the same
@@ -1311,6 +1449,8 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 
 	if (rescue__holds(rescue_of(pl), 0, 0))	/* read ahead, maybe of a quiet program */
 		return true;
+	if (pl->unseen_due)	/* the look after a drain (unseen_drained()) */
+		return true;
 	for (i = 0; i < pl->cnt && pl->nclaimed; i++)
 		if (refused_new(pl, pl->t[i]))
 			return true;
@@ -1419,6 +1559,7 @@ static long commit_failed(struct pipeline *pl, int err)
 	journal__rollback(pl->ops.journal);
 	forget_rows(pl);
 	mirq_unfeed(pl);
+	unseen_forget(pl);
 	if (err == -ENOSPC)
 		pl->no_room = true;
 	if (err == -EBUSY)
@@ -1454,6 +1595,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	}
 	if (err)
 		return err;
+	pl->unseen_due = false;
 	err = retry ? replay_kept(pl) : 0;
 	err = err ?: mirror_feed(pl);
 	got = drain_all(pl, now, !retry && !err);
