@@ -25,7 +25,7 @@ BUILD_PKGS := make gcc clang-19 llvm-19 libclang-rt-19-dev pkg-config bpftool li
 	libsqlite3-dev libjson-c-dev libmicrohttpd-dev libsystemd-dev
 TEST_PKGS  := jq tmux python3 groff-base man-db elfutils debuginfod binutils procps \
 	util-linux systemd prometheus python3-prometheus-client curl strace \
-	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring \
+	qemu-system-x86 busybox-static cpio xz-utils zstd debian-archive-keyring \
 	dpkg-dev debhelper bash-completion fakeroot lintian debootstrap piuparts git patch perl
 
 LIBS_PC    := libbpf libelf libdw libdebuginfod ncursesw sqlite3 json-c libmicrohttpd libsystemd

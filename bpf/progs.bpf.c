@@ -7,7 +7,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "progs.h"
+#include "prog_id.bpf.h"
 
 /* RFC series (seed 008): atomic_long_t error_count in bpf_prog_aux. */
 struct bpf_prog_aux___rfc {
@@ -151,17 +151,11 @@ int list_progs(struct bpf_iter__bpf_prog *ctx)
 	 */
 	aux = prog->aux;
 	r.aux_addr = (unsigned long)aux;
-	r.id = aux->id;
-	r.type = prog->type;
-	r.load_time = aux->load_time;
+	prog_id_read(&r.ident, prog);
 	r.uid = aux->user ? aux->user->uid.val : 0;
 	r.btf_id = aux->btf ? aux->btf->id : 0;
 	r.jited_len = prog->jited_len;
 	r.xlated_len = prog->len * sizeof(struct bpf_insn);
-	*(__u64 *)r.tag = *(__u64 *)prog->tag;
-	/* the ksym holds the full name; only worth copying when name was cut */
-	if (bpf_probe_read_kernel_str(r.name, sizeof(r.name), &aux->name) == sizeof(r.name))
-		bpf_probe_read_kernel_str(r.ksym, sizeof(r.ksym), &aux->ksym.name);
 	read_streams(aux, &r);
 	read_error_count(aux, &r);
 	read_stats(prog, &r);

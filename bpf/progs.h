@@ -18,10 +18,23 @@
 						 * (kernel-patches/stream-drops) */
 #define PROG_REC_HAS_STATS	(1U << 4)	/* run_cnt, run_time_ns summed */
 
-struct prog_rec {
+/* A program's identity as the kernel holds it (struct bpf_prog and its
+ * aux), read by prog_id_read() (prog_id.bpf.h): the enumeration's records
+ * and the mirror's (readers.h) carry it, so a program is known after it
+ * was unloaded.
+ */
+struct prog_id_rec {
 	__u32 id;
 	__u32 type;
 	__u64 load_time;		/* CLOCK_BOOTTIME, ns */
+	__u8 tag[PROG_TAG_LEN];
+	char name[PROG_NAME_LEN];
+	/* "bpf_prog_<tag>_<full name>", only when name is cut (else empty) */
+	char ksym[PROG_KSYM_LEN];
+};
+
+struct prog_rec {
+	struct prog_id_rec ident;
 	__s64 error_count;
 	__s32 capacity[2];		/* stdout, stderr; bytes accounted */
 	__u32 uid;
@@ -29,9 +42,6 @@ struct prog_rec {
 	__u32 jited_len;
 	__u32 xlated_len;
 	__u32 flags;
-	__u8 tag[PROG_TAG_LEN];
-	char name[PROG_NAME_LEN];
-	char ksym[PROG_KSYM_LEN];	/* "bpf_prog_<tag>_<full name>" */
 	__s64 dropped_msgs[2];		/* stdout, stderr; PROG_REC_HAS_DROPS */
 	__s64 dropped_bytes[2];
 	/* prog->stats summed over the possible CPUs, as bpf_prog_get_stats()

@@ -10,16 +10,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 #include "readers.h"
-
-struct bpf_prog_aux___r {
-	__u32 id;
-} __attribute__((preserve_access_index));
-
-struct bpf_prog___r {
-	struct bpf_prog_aux___r *aux;
-} __attribute__((preserve_access_index));
+#include "prog_id.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -43,6 +35,10 @@ struct {
 
 /* reads whose tail not even a header could say (the ring was full) */
 __u64 mirror_lost;
+/* our own tgid in the kernel's initial namespace, learned at our first
+ * read (self_pid is our namespace's): our reads leave at once
+ */
+__u32 self_tgid;
 
 /* set before load: our pid namespace (st_dev, st_ino of /proc/self/ns/pid)
  * and our pid in it
@@ -70,8 +66,8 @@ static __u64 wake_flags(void)
  * the ring refuses ends the copy with a header that says how many bytes
  * were not copied, so the reader of the ring knows where the gap is.
  */
-static void mirror_read(const struct reader_key *k, const struct reader_rec *r, void *buf,
-			__u32 ret)
+static void mirror_read(struct bpf_prog *prog, const struct reader_key *k,
+			const struct reader_rec *r, void *buf, __u32 ret)
 {
 	struct mirror_rec *m;
 	__u32 zero = 0, off, n;
@@ -81,7 +77,7 @@ static void mirror_read(const struct reader_key *k, const struct reader_rec *r, 
 	if (!m)
 		return;
 	m->ns = r->last_ns;
-	m->prog_id = k->prog_id;
+	prog_id_read(&m->prog, prog);
 	m->stream = k->stream;
 	m->pid = r->pid;
 	m->missed = 0;
@@ -126,38 +122,55 @@ static bool peer(const char *comm)
 	return true;
 }
 
-SEC("fexit/bpf_prog_stream_read")
-int BPF_PROG(reader_read, struct bpf_prog___r *prog, int stream_id, void *buf, int len, int ret)
+/* A reader not seen last on this stream: who it is, in our namespace. */
+static void new_reader(struct bpf_prog *prog, const struct reader_key *k,
+		       const struct reader_rec *v, __u32 tgid, void *buf, int ret)
 {
-	struct reader_key k = {};
-	struct reader_rec r = {}, *v;
+	struct reader_rec r = {};
 	struct bpf_pidns_info ns = {};
 
-	if (ret < 0)
-		return 0;
 	if (!bpf_get_ns_current_pid_tgid(ns_dev, ns_ino, &ns, sizeof(ns)))
 		r.pid = ns.tgid;
-	if (r.pid && r.pid == self_pid)
-		return 0;
-	k.prog_id = BPF_CORE_READ(prog, aux, id);
-	k.stream = stream_id;
-	r.last_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(r.comm, sizeof(r.comm));
-	v = bpf_map_lookup_elem(&readers, &k);
-	if (v) {
-		/* the pid and name are the last reader's */
-		v->last_ns = r.last_ns;
-		v->reads++;
-		v->bytes += ret;
-		v->pid = r.pid;
-		__builtin_memcpy(v->comm, r.comm, sizeof(v->comm));
-	} else {
-		r.reads = 1;
-		r.bytes = ret;
-		bpf_map_update_elem(&readers, &k, &r, BPF_ANY);
+	if (r.pid && r.pid == self_pid) {
+		self_tgid = tgid;
+		return;
 	}
-	if (ret > 0 && !peer(r.comm))
-		mirror_read(&k, &r, buf, ret);
+	r.tgid = tgid;
+	r.last_ns = bpf_ktime_get_ns();
+	/* the counts are of every reader; the pid and name the last one's */
+	r.reads = (v ? v->reads : 0) + 1;
+	r.bytes = (v ? v->bytes : 0) + ret;
+	bpf_get_current_comm(r.comm, sizeof(r.comm));
+	r.peer = peer(r.comm);
+	bpf_map_update_elem(&readers, k, &r, BPF_ANY);
+	if (ret > 0 && !r.peer)
+		mirror_read(prog, k, &r, buf, ret);
+}
+
+/* Every read of every program's stream on the host comes here: the
+ * common one (the reader that read last reads again) costs a lookup.
+ */
+SEC("fexit/bpf_prog_stream_read")
+int BPF_PROG(reader_read, struct bpf_prog *prog, int stream_id, void *buf, int len, int ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct reader_key k = {};
+	struct reader_rec *v;
+
+	if (ret < 0 || tgid == self_tgid)
+		return 0;
+	k.prog_id = prog->aux->id;
+	k.stream = stream_id;
+	v = bpf_map_lookup_elem(&readers, &k);
+	if (!v || v->tgid != tgid) {
+		new_reader(prog, &k, v, tgid, buf, ret);
+		return 0;
+	}
+	v->last_ns = bpf_ktime_get_ns();
+	v->reads++;
+	v->bytes += ret;
+	if (ret > 0 && !v->peer)
+		mirror_read(prog, &k, v, buf, ret);
 	return 0;
 }
 

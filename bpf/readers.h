@@ -13,9 +13,7 @@
 #ifndef BPFSTDERR_READERS_H
 #define BPFSTDERR_READERS_H
 
-#ifndef TASK_COMM_LEN
-#define TASK_COMM_LEN	16
-#endif
+#include "progs.h"	/* struct prog_id_rec, TASK_COMM_LEN */
 
 #define READERS_MAX	4096	/* (program, stream) pairs remembered, least recent go */
 #define MIRROR_CHUNK	4096	/* bytes of a read per mirror record */
@@ -37,17 +35,24 @@ struct reader_rec {
 	__u64 reads;		/* reads seen, empty ones included */
 	__u64 bytes;		/* bytes they returned */
 	__u32 pid;		/* in bpfstderr's pid namespace; 0: outside it */
+	/* the kernel's own (initial namespace) tgid: a read by the process
+	 * that read last is told by it alone, its pid and name kept
+	 */
+	__u32 tgid;
+	__u32 peer;		/* another bpfstderr: not mirrored */
 	char comm[TASK_COMM_LEN];	/* the reading thread's */
 };
 
 /* A piece of what a read of another process returned: its bytes from
  * off, len of them. missed: bytes from off + len on that were not copied
  * (the ring was full, or past MIRROR_CHUNKS). The pieces of one read
- * share ns, and come in order.
+ * share ns, and come in order. The program's whole identity comes along:
+ * it may be unloaded before bpfstderr takes the piece (a scheduler that
+ * read its last report and exits).
  */
 struct mirror_rec {
 	__u64 ns;		/* bpf_ktime_get_ns() when the read ended */
-	__u32 prog_id;
+	struct prog_id_rec prog;
 	__u32 stream;		/* enum stream */
 	__u32 pid;		/* as in struct reader_rec */
 	__u32 off;

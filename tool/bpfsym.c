@@ -403,10 +403,31 @@ static void cache_tag(struct bpfsym *s, const char *tag)
 		m->nseen = s->nseen;
 }
 
+/* A tag some cached program has: warming it learns nothing new (another
+ * program loaded since with that tag has the same instructions).
+ */
+static bool tag_cached(const struct bpfsym *s, const char *tag)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprogs; i++)
+		if (tags_func(s->progs[i].tags, s->progs[i].nr_funcs + 1, tag) >= 0)
+			return true;
+	return false;
+}
+
+/* A storm repeats its program's frames: once they are cached, a report
+ * costs no syscall.
+ */
 void bpfsym__warm(struct bpfsym *s, const struct fault *f)
 {
 	int i;
 
+	for (i = 0; i < f->frame_cnt; i++)
+		if (f->frames[i].is_bpf && !tag_cached(s, f->frames[i].tag))
+			break;
+	if (i == f->frame_cnt)
+		return;
 	see_new_programs(s);
 	for (i = 0; i < f->frame_cnt; i++)
 		if (f->frames[i].is_bpf)

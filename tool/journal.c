@@ -103,7 +103,7 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 enum stmt {
 	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
 	S_SET_FULL, S_ADD_REFUSED, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
-	S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
+	S_READS, S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
 	S_CNT,
 };
@@ -112,6 +112,7 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_PROG_FIND] = "SELECT " PROG_COLS " FROM progs p WHERE id = ?1 AND tag = ?2 AND load_time = ?3",
 	[S_PROG_ADD] = "INSERT INTO progs (id, tag, load_time, type, name, kname, first_ns) "
 		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_READS] = "SELECT read_out, read_err FROM progs WHERE row = ?1",
 	[S_ADD_READ] = "UPDATE progs SET read_out = read_out + (?2 = 1) * ?3, "
 		       "read_err = read_err + (?2 = 2) * ?3 WHERE row = ?1",
 	[S_SET_FULL] = "UPDATE progs SET full_out = CASE WHEN ?2 = 1 THEN ?3 ELSE full_out END, "
@@ -144,10 +145,10 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_SINK_GET] = "SELECT seq FROM sinks WHERE name = ?1",
 	[S_SINK_SET] = "INSERT INTO sinks (name, seq) VALUES (?1, ?2) "
 		       "ON CONFLICT (name) DO UPDATE SET seq = ?2",
-	[S_TOTAL_ADD] = "INSERT INTO totals (prog, stream, fault_kind, n) VALUES (?1, ?2, ?3, 1) "
-			"ON CONFLICT (prog, stream, fault_kind) DO UPDATE SET n = n + 1",
-	[S_MIRRORED_ADD] = "INSERT INTO mirrored (prog, stream, reader, n) VALUES (?1, ?2, ?3, 1) "
-			   "ON CONFLICT (prog, stream, reader) DO UPDATE SET n = n + 1",
+	[S_TOTAL_ADD] = "INSERT INTO totals (prog, stream, fault_kind, n) VALUES (?1, ?2, ?3, ?4) "
+			"ON CONFLICT (prog, stream, fault_kind) DO UPDATE SET n = n + ?4",
+	[S_MIRRORED_ADD] = "INSERT INTO mirrored (prog, stream, reader, n) VALUES (?1, ?2, ?3, ?4) "
+			   "ON CONFLICT (prog, stream, reader) DO UPDATE SET n = n + ?4",
 	[S_TOTALS] = "SELECT " PROG_COLS ", p.unloaded_ns, t.stream, t.fault_kind, t.n, NULL "
 		     "FROM totals t JOIN progs p ON p.row = t.prog UNION ALL "
 		     "SELECT " PROG_COLS ", p.unloaded_ns, m.stream, '', m.n, m.reader "
@@ -158,6 +159,9 @@ static const char *const stmt_sql[S_CNT] = {
 	[S_PRUNE_AGE] = "DELETE FROM events WHERE ts < ?1",
 	[S_FILE_BYTES] = "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size",
 };
+
+#define TX_TOTALS_MAX	64
+#define SITES_SLOTS	8192	/* a power of two, at most half of them used */
 
 struct journal {
 	sqlite3 *db;
@@ -180,6 +184,25 @@ struct journal {
 	int rights_fd;
 	bool rights_none;
 	int rights_why;
+	/* counts of the open transaction's events, written at its commit
+	 * (tx_totals_flush()): a storm of one fault adds thousands to one row
+	 */
+	struct tx_total {
+		long long row;
+		int stream;
+		const char *kind;	/* fault_kind_name(), "" for messages */
+		char reader[TASK_COMM_LEN];	/* mirrored: the reader's name; "": totals */
+		long long n;
+	} tx_totals[TX_TOTALS_MAX];
+	int tx_ntotals;
+	/* sites this process wrote (site_key(), open addressing, 0: free),
+	 * so that a storm's repeated frames are written once; tx_sites: the
+	 * slots the open transaction filled, freed again at a rollback
+	 */
+	unsigned long long sites[SITES_SLOTS];
+	int nsites;
+	int tx_sites[SITES_SLOTS / 2];
+	int ntx_sites;
 };
 
 static long long now_ns(void)
@@ -856,10 +879,102 @@ int journal__begin(struct journal *j)
 }
 
 /* The drainer says where the bytes of a failed transaction went. */
+/* ---- what a transaction adds up ------------------------------------------------ */
+
+/* The transaction's counts into totals and mirrored, a statement each. */
+static int tx_totals_flush(struct journal *j)
+{
+	struct tx_total *t;
+	sqlite3_stmt *st;
+	int i, rc = 0;
+
+	for (i = 0; i < j->tx_ntotals && !rc; i++) {
+		t = &j->tx_totals[i];
+		st = stmt(j, t->reader[0] ? S_MIRRORED_ADD : S_TOTAL_ADD);
+		sqlite3_bind_int64(st, 1, t->row);
+		sqlite3_bind_int(st, 2, t->stream);
+		sqlite3_bind_text(st, 3, t->reader[0] ? t->reader : t->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, t->n);
+		rc = done(j, st);
+	}
+	j->tx_ntotals = 0;
+	return rc;
+}
+
+static int tx_total_add(struct journal *j, long long row, int stream, const char *kind,
+			const char *reader)
+{
+	struct tx_total *t;
+	int i, rc;
+
+	for (i = 0; i < j->tx_ntotals; i++) {
+		t = &j->tx_totals[i];
+		if (t->row == row && t->stream == stream && t->kind == kind &&
+		    !strcmp(t->reader, reader ?: "")) {
+			t->n++;
+			return 0;
+		}
+	}
+	if (j->tx_ntotals == TX_TOTALS_MAX) {
+		rc = tx_totals_flush(j);
+		if (rc)
+			return rc;
+	}
+	t = &j->tx_totals[j->tx_ntotals++];
+	t->row = row;
+	t->stream = stream;
+	t->kind = kind;
+	snprintf(t->reader, sizeof(t->reader), "%s", reader ?: "");
+	t->n = 1;
+	return 0;
+}
+
+static unsigned long long site_key(long long row, const char *tag, unsigned long long off)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL ^ (unsigned long long)row;
+
+	for (; *tag; tag++)
+		h = (h ^ (unsigned char)*tag) * 0x100000001b3ULL;
+	return (h ^ off) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Written by this process already (in this transaction or a committed one). */
+static bool site_seen(struct journal *j, unsigned long long key)
+{
+	unsigned int i;
+
+	key |= 1;
+	for (i = key & (SITES_SLOTS - 1); j->sites[i]; i = (i + 1) & (SITES_SLOTS - 1))
+		if (j->sites[i] == key)
+			return true;
+	if (j->nsites < SITES_SLOTS / 2) {
+		j->sites[i] = key;
+		j->nsites++;
+		j->tx_sites[j->ntx_sites++] = i;
+	}
+	return false;
+}
+
+/* Slots filled after the others go first, so the others' probes stay whole. */
+static void sites_forget(struct journal *j, bool all)
+{
+	if (all) {
+		memset(j->sites, 0, sizeof(j->sites));
+		j->nsites = 0;
+	}
+	while (!all && j->ntx_sites) {
+		j->sites[j->tx_sites[--j->ntx_sites]] = 0;
+		j->nsites--;
+	}
+	j->ntx_sites = 0;
+}
+
 void journal__rollback(struct journal *j)
 {
 	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
 	j->in_tx = false;
+	j->tx_ntotals = 0;
+	sites_forget(j, false);
 }
 
 void journal__add_error(struct journal *j, const char *fmt, ...)
@@ -887,12 +1002,13 @@ static int prune(struct journal *j);
 
 int journal__commit(struct journal *j)
 {
-	int err = prune(j);
+	int err = tx_totals_flush(j) ?: prune(j);
 
 	err = err ?: update(j, S_COMMIT);
 	if (err)
 		journal__rollback(j);
 	j->in_tx = false;
+	j->ntx_sites = 0;
 	/* one large drain grows the WAL past its limit until the next
 	 * commit: give the space back now
 	 */
@@ -969,6 +1085,18 @@ int journal__add_read(struct journal *j, long long row, enum stream s, unsigned 
 	return done(j, st);
 }
 
+int journal__reads(struct journal *j, long long row, enum stream s, unsigned long long *bytes)
+{
+	sqlite3_stmt *st = stmt(j, S_READS);
+	int rc;
+
+	sqlite3_bind_int64(st, 1, row);
+	rc = sqlite3_step(st);
+	*bytes = rc == SQLITE_ROW ? sqlite3_column_int64(st, stream_idx(s)) : 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(j, rc, "cannot read the journal");
+}
+
 int journal__set_full(struct journal *j, long long row, enum stream s, long long ns)
 {
 	sqlite3_stmt *st = stmt(j, S_SET_FULL);
@@ -1020,18 +1148,8 @@ int journal__add_event(struct journal *j, long long row, const struct timespec *
 	rc = done(j, st);
 	if (rc)
 		return rc;
-	st = stmt(j, S_TOTAL_ADD);
-	sqlite3_bind_int64(st, 1, row);
-	sqlite3_bind_int(st, 2, ev->stream);
-	sqlite3_bind_text(st, 3, fault ? fault_kind_name(ev->fault->kind) : "", -1, SQLITE_STATIC);
-	rc = done(j, st);
-	if (rc || !who)
-		return rc;
-	st = stmt(j, S_MIRRORED_ADD);
-	sqlite3_bind_int64(st, 1, row);
-	sqlite3_bind_int(st, 2, ev->stream);
-	sqlite3_bind_text(st, 3, who->comm, -1, SQLITE_STATIC);
-	return done(j, st);
+	rc = tx_total_add(j, row, ev->stream, fault ? fault_kind_name(ev->fault->kind) : "", NULL);
+	return rc || !who ? rc : tx_total_add(j, row, ev->stream, "", who->comm);
 }
 
 static void bind_str(sqlite3_stmt *st, int i, const char *s)
@@ -1045,6 +1163,8 @@ int journal__add_site(struct journal *j, long long row, const char *tag, unsigne
 {
 	sqlite3_stmt *st = stmt(j, S_SITE);
 
+	if (site_seen(j, site_key(row, tag, off)))
+		return 0;
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (long long)off);
@@ -1504,8 +1624,12 @@ static int prune_age(struct journal *j)
 }
 
 /* Unloaded programs with nothing left to show go, with what hangs off them. */
+/* Programs gone from the journal free their rows for reuse: what this
+ * process remembers of sites goes too.
+ */
 static int prune_progs(struct journal *j)
 {
+	sites_forget(j, true);
 	return exec(j, "CREATE TEMP TABLE IF NOT EXISTS gone (row INTEGER PRIMARY KEY);"
 		       "DELETE FROM temp.gone;"
 		       "INSERT INTO temp.gone SELECT row FROM progs p WHERE unloaded_ns IS NOT NULL "

@@ -148,6 +148,8 @@ int journal__no_rights(const struct journal *j);
 /* The row of this program, created on first use; p->row is set. */
 int journal__prog(struct journal *j, struct jprog *p);
 int journal__add_read(struct journal *j, long long row, enum stream s, unsigned long long bytes);
+/* Bytes every drainer read of stream s of the program at row, so far. */
+int journal__reads(struct journal *j, long long row, enum stream s, unsigned long long *bytes);
 /* A drain found stream s full at ns (CLOCK_REALTIME) before its read. */
 int journal__set_full(struct journal *j, long long row, enum stream s, long long ns);
 /* n more pushes to stream s refused as full, counted by a fill wake. */

@@ -61,7 +61,7 @@ static const struct argp_option steal_opts[] = {
 	{ "steal", OPT_STEAL, NULL, 0,
 	  "Read streams that another process reads too (a scheduler that reads its own stderr): "
 	  "that process then misses what bpfstderr reads (default: left to it, said once, what it "
-	  "reads shown, mirrored)", 50 },
+	  "reads shown, mirrored, where the kernel allows tracing; else only counted)", 50 },
 	{},
 };
 

@@ -46,12 +46,12 @@ struct kept {
 #define JOURNAL_RECHECK_SEC	30
 
 /* What another process's read returned (readers.h), queued from the
- * mirror ring until it is kept: a piece whose program is not tracked yet
- * (loaded since the last cycle) waits one cycle more.
+ * mirror ring until it is kept. It names its program whole, so a program
+ * unloaded since is still known (mirror_feed()).
  */
 struct mirq {
 	struct mirq *next;
-	__u32 prog_id;
+	struct prog prog;		/* identity and names only */
 	enum stream stream;
 	struct reader_id who;
 	size_t missed;
@@ -116,6 +116,7 @@ struct pipeline {
 	bool rseq_known, rkeeper, rwalked;
 	bool rpending;			/* counts of a program not listed yet */
 	unsigned long long rpruned_gen;
+	bool unseen_due;		/* journal: a look at the accounting is due */
 	unsigned long long mirror_dropped, mirror_lost;	/* pieces, reads: said */
 };
 
@@ -761,6 +762,135 @@ static int note_refusals(struct pipeline *pl)
 	return err;
 }
 
+/* ---- unseen readers (pipeline.h) ------------------------------------------------ */
+
+/* Inferred only where tracing is refused (no readers) and no read-ahead
+ * thread reads between two looks.
+ */
+static bool unseen_infers(struct pipeline *pl)
+{
+	return !pl->ops.readers && !rescue_of(pl);
+}
+
+/* Bytes bpfstderr read of stream s so far: this process's, or with a
+ * journal (inside a transaction: nobody else reads now) every drainer's.
+ */
+static int unseen_reads(struct pipeline *pl, struct tracked *t, enum stream s,
+			unsigned long long *bytes)
+{
+	int err;
+
+	if (!pl->ops.journal) {
+		*bytes = t->bytes_read[stream_idx(s)];
+		return 0;
+	}
+	err = t->p.row ? 0 : journal__prog(pl->ops.journal, &t->p);
+	return err ?: journal__reads(pl->ops.journal, t->p.row, s, bytes);
+}
+
+static void say_unseen(struct pipeline *pl, const struct tracked *t, enum stream s,
+		       unsigned long long bytes)
+{
+	say(pl, "program %u (%s) %s: %llu bytes left it without a read of bpfstderr's: "
+	    "another process reads it, which this kernel does not let bpfstderr see "
+	    "(tracing refused: no name, no content); left to it while it reads; "
+	    "--steal reads it anyway", t->p.ident.id, t->p.ident.name, stream_name(s), bytes);
+}
+
+/* A look at the accounting before a drain (inside its transaction): what
+ * left a stream since the last look, beyond bpfstderr's reads, another
+ * process read.
+ */
+static int unseen_look(struct pipeline *pl, struct tracked *t, const struct prog *p)
+{
+	unsigned long long j;
+	struct unseen *u;
+	enum stream s;
+	long long gone;
+	int err;
+
+	if (!unseen_infers(pl) || !p->has_streams)
+		return 0;
+	for_each_stream(s) {
+		u = &t->unseen[stream_idx(s)];
+		if (u->has_cap && !u->cap && !p->capacity[stream_idx(s)])
+			continue;	/* idle: the last look stands */
+		err = unseen_reads(pl, t, s, &j);
+		if (err)
+			return err;
+		gone = (long long)u->cap - p->capacity[stream_idx(s)] - (long long)(j - u->base);
+		if (u->has_cap && u->has_base && gone > 0) {
+			u->bytes += gone;
+			u->at = pl->mono_sec;
+			if (!u->left && !pl->ops.steal)
+				say_unseen(pl, t, s, u->bytes);
+			u->left = !pl->ops.steal;
+		}
+		u->cap = p->capacity[stream_idx(s)];
+		u->has_cap = true;
+		/* without a journal nothing of ours was read since the look */
+		u->base = pl->ops.journal ? u->end : j;
+		u->has_base = !pl->ops.journal || u->has_end;
+		u->obs = j;
+		u->has_end = false;
+	}
+	return 0;
+}
+
+/* After the drain: what bpfstderr had read by its end. With a journal,
+ * looks come only inside transactions: bytes accounted at this look make
+ * the next cycle one, so that it looks again.
+ */
+static void unseen_drained(struct pipeline *pl, struct tracked *t, const unsigned long long *before)
+{
+	struct unseen *u;
+	int i;
+
+	for (i = 0; i < STREAM_CNT; i++) {
+		u = &t->unseen[i];
+		if (!u->has_cap)
+			continue;
+		u->end = u->obs + (t->bytes_read[i] - before[i]);
+		u->has_end = true;
+		if (u->cap > 0)
+			pl->unseen_due = true;
+	}
+}
+
+/* A failed commit: the journal's counts are not what was read. */
+static void unseen_forget(struct pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->cnt; i++)
+		memset(pl->t[i]->unseen, 0, sizeof(pl->t[i]->unseen));
+}
+
+/* A stream an unseen reader took bytes of within the last
+ * READERS_LIVE_NS is left to it; then read again.
+ */
+static unsigned int leave_to_unseen(struct pipeline *pl, struct tracked *t, unsigned int mask)
+{
+	struct unseen *u;
+	enum stream s;
+
+	if (!unseen_infers(pl) || pl->ops.steal)
+		return mask;
+	for_each_stream(s) {
+		u = &t->unseen[stream_idx(s)];
+		if (!u->left)
+			continue;
+		if ((pl->mono_sec - u->at) * 1000000000LL < READERS_LIVE_NS) {
+			mask &= ~STREAM_MASK(s);
+			continue;
+		}
+		say(pl, "program %u (%s) %s: nothing left it unread for %lld s: read again",
+		    t->p.ident.id, t->p.ident.name, stream_name(s), READERS_LIVE_NS / 1000000000LL);
+		u->left = false;
+	}
+	return mask;
+}
+
 static void say_left(struct pipeline *pl, const struct tracked *t, enum stream s,
 		     const struct reader *rd)
 {
@@ -819,20 +949,25 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 	for_each_stream(s)	/* a stream found empty keeps what it left */
 		if (!stream_dry(pl, t, s))
 			t->left[stream_idx(s)] = 0;
+	err = unseen_look(pl, t, p);
+	if (err)
+		return err;
+	mask = leave_to_unseen(pl, t, mask);
 	if (!mask)
-		return 0;
+		goto out_drained;
 	if (pl->ops.journal && !room_for_read(pl)) {
 		pl->no_room = true;
-		return 0;
+		goto out_drained;
 	}
 	mask = leave_to_others(pl, t, mask);
 	mask = claim_rights(pl, t, mask);
 	if (!mask)
-		return 0;
+		goto out_drained;
 	err = note_full(pl, t, p);
 	if (err)
 		return err;
 	err = drainer__drain(pl->drainer, p->ident.id, mask, on_bytes, t);
+	unseen_drained(pl, t, before);
 	mark_dry(pl, t, p, mask, before, err);
 	/* read to the end: what is left was never readable */
 	whole = !err;
@@ -850,6 +985,9 @@ static long drain_one(struct pipeline *pl, struct tracked *t, const struct prog 
 		}
 	}
 	return err ? err : got;
+out_drained:
+	unseen_drained(pl, t, before);
+	return 0;
 }
 
 /* The list drained last cycle, unchanged (progs__refresh()): the same
@@ -998,7 +1136,9 @@ static int mirq_take(const struct mirrored *m, void *ctx)
 		return 0;
 	}
 	q->next = NULL;
-	q->prog_id = m->prog_id;
+	memset(&q->prog, 0, sizeof(q->prog));
+	q->prog.ident = m->prog;
+	memcpy(q->prog.kname, m->kname, sizeof(q->prog.kname));
 	q->stream = m->stream;
 	q->who = m->who;
 	q->missed = m->missed;
@@ -1012,13 +1152,13 @@ static int mirq_take(const struct mirrored *m, void *ctx)
 	return 0;
 }
 
-/* Pieces fed, and those of programs never tracked, go; kept ones stay. */
+/* Pieces fed or dropped go; those waiting stay. */
 static void mirq_done(struct pipeline *pl, bool all)
 {
 	struct mirq **pp = &pl->mq, *q;
 
 	while ((q = *pp)) {
-		if (all || q->fed || q->waits > 1) {
+		if (all || q->fed) {
 			*pp = q->next;
 			pl->mq_bytes -= q->len;
 			free(q);
@@ -1067,44 +1207,75 @@ static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct 
 	return err;
 }
 
-/* Journal: the holder of the mirror right keeps what other processes
- * read of every program and stream, whatever its own view selects (a
- * follow -p holds it as well as record): a program it does not track is
- * fed through a tracked of its own, as replay_kept() does.
+/* A program not tracked: fed through a tracked of its own, as
+ * replay_kept() does. With a journal the journal holds its stream's tail;
+ * without one the program is gone (mirror_feed()), and what it held is
+ * its last.
  */
-static int mirror_feed_untracked(struct pipeline *pl, const struct prog *p, const struct mirq *q)
+static int mirror_feed_untracked(struct pipeline *pl, const struct mirq *q)
 {
-	struct jprog jp = jprog_of(p);
+	struct jprog jp = jprog_of(&q->prog);
 	struct tracked *t = tracked_new(pl, &jp);
 	int err;
 
 	if (!t)
 		return -ENOMEM;
 	err = mirror_feed_one(pl, t, q);
+	if (!pl->ops.journal)
+		err = err ?: tracked_flush(t);
 	tracked_free(t);
 	return err;
+}
+
+/* Where piece q goes: its program's tracked, or NULL: fed on its own
+ * (*own), or left (*wait: for a later cycle; else dropped, not this
+ * view's). With a journal, the holder of the mirror right keeps what
+ * other processes read of every program and stream, whatever its own
+ * view selects (a follow -p holds it as well as record). Without one, a
+ * selected program loaded since the snapshot is tracked by this cycle's
+ * drain, and one that is in no snapshot a cycle later was unloaded.
+ */
+static struct tracked *mirror_dest(struct pipeline *pl, struct mirq *q, bool *own, bool *wait)
+{
+	struct tracked *t = pipeline__find(pl, q->prog.ident.id);
+
+	*own = *wait = false;
+	if (t && prog_ident__same(&t->p.ident, &q->prog.ident))
+		return pl->ops.journal || (pl->ops.streams & STREAM_MASK(q->stream)) ? t : NULL;
+	if (pl->ops.journal) {
+		*own = true;
+		return NULL;
+	}
+	if (!(pl->ops.streams & STREAM_MASK(q->stream)) || !pl->ops.select(&q->prog, pl->ops.ctx))
+		return NULL;
+	if (pl->now && prog_list__find(pl->now, q->prog.ident.id))
+		*wait = true;		/* tracked by this cycle's drain */
+	else if (!q->waits++)
+		*wait = true;		/* loaded since the snapshot? */
+	else
+		*own = true;		/* unloaded */
+	return NULL;
 }
 
 /* Before this cycle's reads: what other processes read came first. */
 static int mirror_feed(struct pipeline *pl)
 {
-	const struct prog *p;
 	struct tracked *t;
 	struct mirq *q;
+	bool own, wait;
 	int err = 0;
 
 	for (q = pl->mq; q && !err; q = q->next) {
 		if (q->fed)
 			continue;
-		t = pl->ops.journal || (pl->ops.streams & STREAM_MASK(q->stream)) ?
-		    pipeline__find(pl, q->prog_id) : NULL;
-		p = !t && pl->ops.journal && pl->now ? prog_list__find(pl->now, q->prog_id) : NULL;
-		if (!t && !p) {
-			q->waits++;
+		t = mirror_dest(pl, q, &own, &wait);
+		if (wait)
 			continue;
-		}
-		err = t ? mirror_feed_one(pl, t, q) : mirror_feed_untracked(pl, p, q);
-		q->fed = !err;
+		if (t)
+			err = mirror_feed_one(pl, t, q);
+		else if (own)
+			err = mirror_feed_untracked(pl, q);
+		q->fed = !err;	/* fed, or dropped */
 	}
 	return err;
 }
@@ -1493,6 +1664,8 @@ static bool journal_work(struct pipeline *pl, const struct prog_list *now)
 		return true;
 	if (refusals_moved(pl))
 		return true;
+	if (pl->unseen_due)	/* the look after a drain (unseen_drained()) */
+		return true;
 	for (i = 0; i < pl->cnt && pl->nclaimed; i++)
 		if (refused_new(pl, pl->t[i]))
 			return true;
@@ -1601,6 +1774,7 @@ static long commit_failed(struct pipeline *pl, int err)
 	journal__rollback(pl->ops.journal);
 	forget_rows(pl);
 	mirq_unfeed(pl);
+	unseen_forget(pl);
 	if (err == -ENOSPC)
 		pl->no_room = true;
 	if (err == -EBUSY)
@@ -1636,6 +1810,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	}
 	if (err)
 		return err;
+	pl->unseen_due = false;
 	err = retry ? replay_kept(pl) : 0;
 	err = err ?: mirror_feed(pl);
 	err = err ?: keep_refusals(pl);	/* gone programs still tracked */

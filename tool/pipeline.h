@@ -17,6 +17,28 @@
 struct kept;
 
 /* A program the pipeline follows: identity and what this process read. */
+/* Unseen reader: another process that reads a stream where the kernel
+ * refuses tracing its reads (readers.h: no readers), so neither its name
+ * nor what it read can be known. Its reads show only as accounting
+ * (capacity) that left the stream between two looks at it (snapshots)
+ * beyond what every bpfstderr read meanwhile: at least that many bytes
+ * were read elsewhere. Bytes written and read between two looks do not
+ * show. Without the read-ahead thread only (rescue.h): its reads come at
+ * any time, and only drains read here between two looks.
+ */
+struct unseen {
+	int cap;			/* capacity at the last look */
+	/* bytes read by bpfstderr (this process; with a journal, every one
+	 * sharing it) by some moment before that look (base), and by the
+	 * end of this process's drain after it (end)
+	 */
+	unsigned long long base, end, obs;
+	bool has_cap, has_base, has_end;
+	unsigned long long bytes;	/* read elsewhere, at least */
+	time_t at;			/* CLOCK_MONOTONIC s of the last such look */
+	bool left;			/* left to it, and said */
+};
+
 struct tracked {
 	struct jprog p;				/* p.row: 0 until the journal has it */
 	int capacity[STREAM_CNT];		/* as of the last snapshot */
@@ -55,6 +77,7 @@ struct tracked {
 	 * reader with this pid + 1 (0: not left)
 	 */
 	__u32 left_to[STREAM_CNT];
+	struct unseen unseen[STREAM_CNT];
 	struct pipeline *pl;
 };
 

@@ -271,20 +271,32 @@ static void hex_tag(char *out, const __u8 *tag)
  * the BTF function name when the program has func_info: the full name
  * that the 16-byte prog name cuts.
  */
-static void set_full_name(struct prog *p, const struct prog_rec *r)
+static void set_full_name(struct prog_ident *id, const char *kname, const struct prog_id_rec *r)
 {
 	const char *ksym = r->ksym, *n;
 	size_t prefix = strlen("bpf_prog_") + 2 * PROG_TAG_LEN + 1;
 
-	strcpy(p->ident.name, p->kname);
-	if (strlen(p->kname) < PROG_NAME_LEN - 1)
+	strcpy(id->name, kname);
+	if (strlen(kname) < PROG_NAME_LEN - 1)
 		return;
-	if (strncmp(ksym, "bpf_prog_", 9) || strlen(ksym) <= prefix)
+	if (strncmp(ksym, "bpf_prog_", 9) || strnlen(ksym, sizeof(r->ksym)) <= prefix ||
+	    strnlen(ksym, sizeof(r->ksym)) == sizeof(r->ksym))
 		return;
 	n = ksym + prefix;
 	/* only when it extends the kernel's name; else keep the kernel's */
-	if (!strncmp(n, p->kname, strlen(p->kname)))
-		snprintf(p->ident.name, sizeof(p->ident.name), "%s", n);
+	if (!strncmp(n, kname, strlen(kname)))
+		snprintf(id->name, sizeof(id->name), "%s", n);
+}
+
+void prog_ident_of(struct prog_ident *id, char kname[PROG_KNAME_MAX], const struct prog_id_rec *r)
+{
+	id->id = r->id;
+	id->type = r->type;
+	id->load_time_ns = r->load_time;
+	hex_tag(id->tag, r->tag);
+	memcpy(kname, r->name, PROG_KNAME_MAX);
+	kname[PROG_KNAME_MAX - 1] = '\0';
+	set_full_name(id, kname, r);
 }
 
 bool prog_ident__same(const struct prog_ident *a, const struct prog_ident *b)
@@ -297,18 +309,12 @@ static void prog_from_rec(struct prog *p, const struct prog_rec *r, long long wa
 	int i;
 
 	memset(p, 0, sizeof(*p));
-	p->ident.id = r->id;
-	p->ident.type = r->type;
+	prog_ident_of(&p->ident, p->kname, &r->ident);
 	p->uid = r->uid;
 	p->btf_id = r->btf_id;
 	p->jited_len = r->jited_len;
 	p->xlated_len = r->xlated_len;
-	p->ident.load_time_ns = r->load_time;
-	p->loaded_at = (r->load_time + wall_off) / 1000000000LL;
-	hex_tag(p->ident.tag, r->tag);
-	memcpy(p->kname, r->name, sizeof(p->kname));
-	p->kname[sizeof(p->kname) - 1] = '\0';
-	set_full_name(p, r);
+	p->loaded_at = (r->ident.load_time + wall_off) / 1000000000LL;
 	p->has_streams = r->flags & PROG_REC_HAS_STREAMS;
 	p->has_error_count = r->flags & PROG_REC_HAS_ERR_COUNT;
 	p->has_drops = r->flags & PROG_REC_HAS_DROPS;
@@ -443,7 +449,7 @@ int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)
 	if (!l.progs)
 		return -ENOMEM;
 	for (i = 0; i < cnt; i++) {
-		if (progs__own(p, recs[i].id))
+		if (progs__own(p, recs[i].ident.id))
 			continue;
 		prog_from_rec(&l.progs[l.cnt++], &recs[i], wall_off);
 	}

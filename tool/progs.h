@@ -69,6 +69,11 @@ struct prog_ident {
 };
 
 bool prog_ident__same(const struct prog_ident *a, const struct prog_ident *b);
+struct prog_id_rec;
+/* An identity as a BPF program read it (bpf/progs.h): kname gets the
+ * kernel's name, id->name the full one where the kernel's is cut.
+ */
+void prog_ident_of(struct prog_ident *id, char kname[PROG_KNAME_MAX], const struct prog_id_rec *r);
 
 struct prog {
 	struct prog_ident ident;

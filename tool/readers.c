@@ -52,7 +52,7 @@ static int on_mirror(void *ctx, void *data, size_t size)
 	    size < offsetof(struct mirror_rec, data) + rec->len ||
 	    (rec->stream != STREAM_STDOUT && rec->stream != STREAM_STDERR))
 		return 0;	/* not what readers.bpf.c writes */
-	m.prog_id = rec->prog_id;
+	prog_ident_of(&m.prog, m.kname, &rec->prog);
 	m.stream = rec->stream;
 	m.ns = rec->ns;
 	m.off = rec->off;

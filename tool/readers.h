@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "../bpf/readers.h"
+#include "progs.h"
 #include "stream.h"
 
 /* A watcher that reads once a second, with room for a slow machine. */
@@ -47,7 +48,8 @@ struct reader {
  * mirror_rec): mirrored, in the order the reads ended.
  */
 struct mirrored {
-	__u32 prog_id;
+	struct prog_ident prog;	/* perhaps unloaded since */
+	char kname[PROG_KNAME_MAX];
 	enum stream stream;
 	unsigned long long ns;	/* CLOCK_MONOTONIC when the read ended */
 	unsigned int off;	/* of these bytes in what the read returned */

@@ -9,6 +9,13 @@
  *   BPFSTDERR_SHIM_CHUNK=N     serve at most N bytes per read
  *   BPFSTDERR_SHIM_LOG=FILE    append "PID ID STREAM OFFSET LEN NS" per read
  *                              served, so a test knows who read what
+ *   BPFSTDERR_SHIM_WALKS=FILE  append "PID" per walk of the program list
+ *   DIR/<id>.<stream>.foreign  N: another process's read of N bytes comes
+ *                              first, right before the next read served
+ *                              (its bytes go to DIR/<id>.<stream>.taken):
+ *                              a reader bpfstderr cannot see (no tracing)
+ *                              that wins the race between bpfstderr's
+ *                              look at the accounting and its read
  *
  * Reads are destructive like the kernel's, across processes: what was
  * served is recorded in DIR/<id>.<stream>.off under an flock.
@@ -113,6 +120,38 @@ static void log_read(int id, unsigned int stream, long off, ssize_t n)
 	fclose(f);
 }
 
+/* Under the fixture's lock: a foreign read asked for (see the top) takes
+ * its bytes first. Returns the offset after it.
+ */
+static long foreign_read(int fd, const char *path, long off)
+{
+	char fpath[4200], tpath[4200], buf[65536];
+	long want = 0;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(fpath, sizeof(fpath), "%s.foreign", path);
+	f = fopen(fpath, "r");
+	if (!f)
+		return off;
+	if (fscanf(f, "%ld", &want) != 1)
+		want = 0;
+	fclose(f);
+	unlink(fpath);
+	if (want > (long)sizeof(buf))
+		want = sizeof(buf);
+	n = want > 0 ? pread(fd, buf, want, off) : 0;
+	if (n <= 0)
+		return off;
+	snprintf(tpath, sizeof(tpath), "%s.taken", path);
+	f = fopen(tpath, "a");
+	if (f) {
+		fwrite(buf, 1, n, f);
+		fclose(f);
+	}
+	return off + n;
+}
+
 /* 1 and *ret set when the read was ours to answer. */
 static int serve(struct read_attr *a, long *ret)
 {
@@ -134,7 +173,8 @@ static int serve(struct read_attr *a, long *ret)
 		return 0;
 	snprintf(offpath, sizeof(offpath), "%s.off", path);
 	flock(fd, LOCK_EX);
-	off = read_off(offpath);
+	off = foreign_read(fd, path, read_off(offpath));
+	write_off(offpath, off);
 	if (chunk_env && atol(chunk_env) > 0 && atol(chunk_env) < len)
 		len = atol(chunk_env);
 	n = pread(fd, (void *)(unsigned long)a->buf, len, off);
@@ -262,6 +302,20 @@ static long unread(const char *dir, __u32 id, unsigned int stream)
 	return left > 0 ? left : 0;
 }
 
+/* A line per walk of the program list to BPFSTDERR_SHIM_WALKS: a test
+ * knows that a reader looked at the accounting since some moment.
+ */
+static void log_walk(void)
+{
+	const char *path = getenv("BPFSTDERR_SHIM_WALKS");
+	FILE *f = path ? fopen(path, "a") : NULL;
+
+	if (!f)
+		return;
+	fprintf(f, "%d\n", getpid());
+	fclose(f);
+}
+
 static void account_fixtures(struct list_iter *it)
 {
 	const char *dir = getenv("BPFSTDERR_SHIM_DIR");
@@ -271,12 +325,13 @@ static void account_fixtures(struct list_iter *it)
 
 	if (!dir)
 		return;
+	log_walk();
 	for (off = 0; off + sizeof(*r) <= it->len; off += sizeof(*r)) {
 		r = (struct prog_rec *)(it->data + off);
 		if (!(r->flags & PROG_REC_HAS_STREAMS))
 			continue;
 		for (s = 0; s < 2; s++)
-			r->capacity[s] += unread(dir, r->id, s + 1);
+			r->capacity[s] += unread(dir, r->ident.id, s + 1);
 	}
 }
 

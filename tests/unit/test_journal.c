@@ -301,6 +301,60 @@ static void test_totals(struct journal *j, const char *path)
 	CHECK(g.last_seq == journal__last_seq(j) && g.last_seq > 0, "the last seq they count");
 }
 
+/* Counts and sites are written once per transaction (a storm repeats
+ * them): past the counts it keeps in memory, through a rollback, and a
+ * site written again after its transaction was rolled back. SQLite's own
+ * count of the events is the oracle.
+ */
+static void test_batched(struct journal *j, const char *path)
+{
+	struct reader_id who = { .pid = 7, .comm = "watcher" };
+	struct event ev = { .kind = EV_MESSAGE, .stream = STREAM_STDERR, .text = "m", .len = 1 };
+	struct sym_loc loc = { .found = true, .site_cnt = 1 };
+	struct timespec now = { time(NULL), 0 };
+	struct jprog p[100];
+	char tag[17], sql[256];
+	long long bad = 0;
+	int i, k;
+
+	loc.sites[0].line = 9;
+	CHECK(!journal__begin(j), "begin");
+	for (i = 0; i < 100; i++) {
+		snprintf(tag, sizeof(tag), "%016x", 0x500 + i);
+		p[i] = prog(500 + i, tag, 500);
+		CHECK(!journal__prog(j, &p[i]), "prog %d", i);
+		for (k = 0; k <= i % 5; k++) {
+			CHECK(!add(j, p[i].row, STREAM_STDOUT, "o", false, now.tv_sec), "add");
+			CHECK(!journal__add_event(j, p[i].row, &now, &ev, i % 2 ? &who : NULL), "add");
+			CHECK(!journal__add_site(j, p[i].row, tag, 8, &loc), "site");
+		}
+	}
+	CHECK(!journal__commit(j), "commit");
+	for (i = 0; i < 100; i++) {
+		snprintf(sql, sizeof(sql), "SELECT (SELECT count(*) FROM events WHERE prog = %lld) - "
+			 "(SELECT sum(n) FROM totals WHERE prog = %lld)", p[i].row, p[i].row);
+		bad += count(path, sql) != 0;
+		snprintf(sql, sizeof(sql), "SELECT (SELECT count(*) FROM events WHERE prog = %lld AND "
+			 "reader_pid IS NOT NULL) - coalesce((SELECT sum(n) FROM mirrored WHERE prog = %lld "
+			 "AND reader = 'watcher'), 0)", p[i].row, p[i].row);
+		bad += count(path, sql) != 0;
+	}
+	CHECK(bad == 0, "totals and mirrored equal the events of 100 programs, 200 streams (%lld differ)",
+	      bad);
+	CHECK(count(path, "SELECT count(*) FROM sites WHERE tag LIKE '00000000000005%' OR "
+			  "tag LIKE '00000000000006%'") == 100, "one site per program, written once");
+	/* a rolled-back transaction counts nothing, and forgets its site */
+	CHECK(!journal__begin(j) && !journal__add_event(j, p[0].row, &now, &ev, NULL) &&
+	      !journal__add_site(j, p[0].row, "ffffffffffffffff", 16, &loc), "add");
+	journal__rollback(j);
+	snprintf(sql, sizeof(sql), "SELECT sum(n) FROM totals WHERE prog = %lld", p[0].row);
+	CHECK(count(path, sql) == 2, "the rolled-back event is not counted (%lld)", count(path, sql));
+	CHECK(!journal__begin(j) && !journal__add_site(j, p[0].row, "ffffffffffffffff", 16, &loc) &&
+	      !journal__commit(j), "the site again");
+	CHECK(count(path, "SELECT count(*) FROM sites WHERE tag = 'ffffffffffffffff'") == 1,
+	      "written after the rollback");
+}
+
 /* A commit by another process, as record's beside a top (of an event of
  * now: retention keeps it).
  */
@@ -369,6 +423,7 @@ int main(void)
 	test_cursor(j);
 	test_pending(j);
 	test_bad_stream(j, path);
+	test_batched(j, path);
 	test_totals(j, path);
 	test_generation(j, path, dir);
 	test_kinds(j, path);

@@ -149,6 +149,15 @@ if [ $# -gt 0 ]; then
 else
 	tests=(tests/vm/guest/*.sh)
 fi
+# tests/vm/guest/scx.sh runs a real sched_ext scheduler, built here on the
+# host (tests/vm/scx.sh, cached): when it cannot be, that test skips and
+# says why
+if [[ " ${tests[*]} " == *" tests/vm/guest/scx.sh "* ]]; then
+	t0=$(date +%s)
+	bash tests/vm/scx.sh > /dev/null 2> "$errs" ||
+		echo "    # scx_sdt not built: $(tail -n 1 "$errs")"
+	echo "== scx_sdt ready in $(($(date +%s) - t0))s"
+fi
 # 6.17, by default, runs the guest tests where it differs from the later
 # kernels (its report sizes, no arena reports, its 5-argument printk):
 # every test on a third kernel takes make check past an hour on 2 cores

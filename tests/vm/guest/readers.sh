@@ -173,5 +173,41 @@ check "gone: record read them (the journal has 2000 bytes)" wait_until 120 kept
 kill -TERM "$rpid"; wait "$rpid"
 check_eq "gone: record ends 0" "$?" 0
 check_eq "gone: the other reader, stopped, got none" "$(got_bytes)" "$before"
+# -- read by another, then unloaded before bpfstderr's next cycle ------------
+# As a scheduler that reads its last report and exits: record, stopped
+# meanwhile, never saw the program loaded, and still keeps what the other
+# process read of it, under the program's own identity (the mirror's
+# records carry it). Oracles: the other reader's bytes, and bpftool's tag
+# and name for the program while it was loaded.
+J=$out/unloaded.db
+"$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$out/unloaded.err" & rpid=$!
+check "unloaded: record's first cycle done" wait_asleep "$rpid"
+kill -STOP "$rpid"
+start_holder U writer || fail "unloaded: holdprog writer loads"
+uid=$(prog_id U writer)
+uident=$(bpftool prog show id "$uid" --json | jq -r '"\(.tag) \(.name)"')
+check_eq "unloaded: 20 writes of a 100-byte line succeed" \
+	"$(holder_cmd U "lines 2 20 100" | tr ' ' '\n' | grep -c '^0$')" 20
+python3 tests/vm/raw_read.py "$uid" 2 > "$out/unloaded.got" & rr=$!
+wait "$rr"
+check_eq "unloaded: the other reader got 2000 bytes" "$(stat -c %s "$out/unloaded.got")" 2000
+stop_holder U
+check_eq "unloaded: the program is gone before record's next cycle" \
+	"$(bpftool prog show id "$uid" > /dev/null 2>&1 && echo loaded || echo gone)" gone
+kill -CONT "$rpid"
+unloaded_kept() { [ "$(jq_count "$J" "select count(*) from events e join progs p on p.row = e.prog where p.id = $uid")" -ge 20 ]; }
+check "unloaded: the journal has its lines, mirrored" wait_until 60 unloaded_kept
+check_eq "unloaded: ... 20 whole lines of python3's, 2000 bytes, as the reader got" \
+	"$(jq_count "$J" "select count(*) || ' ' || sum(length(e.text) + 1) from events e join progs p on p.row = e.prog where p.id = $uid and e.reader_pid = $rr and e.reader_comm = 'python3' and e.flags = 0")" \
+	"20 2000"
+check_eq "unloaded: ... under the program's tag and name (bpftool's)" \
+	"$(jq_count "$J" "select tag || ' ' || cast(name as text) from progs where id = $uid")" "$uident"
+check_eq "unloaded: report names python3 as their reader" \
+	"$("$BPFSTDERR" report --json --journal "$J" 2> /dev/null |
+		jq -c "[.programs[] | select(.id == $uid) | .read_by[] | [.stream, .comm, .pid, .messages, .bytes]]")" \
+	"[[\"stderr\",\"python3\",$rr,20,2000]]"
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "unloaded: record ends 0" "$?" 0
+
 stop_holder W
 finish
