@@ -21,7 +21,7 @@ lines() { holder_cmd W "lines 1 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
 no_room() {	# the pipe takes no more: no POLLOUT on our own (read-write) end of it
 	python3 -c 'import select, sys
 p = select.poll(); p.register(int(sys.argv[1]), select.POLLOUT)
-sys.exit(1 if p.poll(0) else 0)' "$pager"
+sys.exit(1 if p.poll(0) else 0)' "${1:-$pager}"
 }
 full() { no_room; }
 
@@ -67,5 +67,32 @@ check_eq "follow printed each line once, nothing else but the stream found full"
 	"$n 0"
 check_eq "the journal has each once" "$(sq "select count(*) from events")" "$n"
 check_eq "follow said nothing on stderr" "$(cat "$out/follow.err")" ""
+
+# -- the reader gone (| head) while follow holds bytes it read ahead --------
+# What follow's rescue read under the stream's right is in no journal
+# and no other process: the reader going must not lose it. The lines its
+# rescue took off the stream (capacity 0) after the pipe filled reach the
+# journal once follow has ended, with exit 0 (issue 34 item 1: the run
+# used to break on EPIPE and free them).
+J=$out/gone.db
+mkfifo "$out/pipe2"
+exec {p2}<> "$out/pipe2"
+"$BPFSTDERR" follow -p "$wid" --json --journal "$J" > "$out/pipe2" 2> "$out/gone.err" {p2}<&- & fpid=$!
+check "gone: follow's first cycle done" wait_asleep "$fpid"
+n1=$(burst)
+check "gone: follow kept the first lines" wait_until 120 kept "$n1"
+full2() { no_room "$p2"; }
+check "gone: ... and filled the pipe" wait_until 120 full2
+n2=$(burst)
+taken() { [ "$(capacity "$wid" stdout)" = 0 ]; }
+check "gone: follow's rescue took the next lines off the stream" wait_until 120 taken
+exec {p2}<&-	# the reader goes: follow's next write fails (EPIPE)
+ended() { [ ! -e "/proc/$fpid" ] || [ "$(awk '{ print $3 }' "/proc/$fpid/stat" 2>/dev/null)" = Z ]; }
+check "gone: follow ends" wait_until 120 ended
+kill -KILL "$fpid" 2>/dev/null
+wait "$fpid"
+check_eq "gone: ... with exit 0" "$?" 0
+check "gone: the journal has every line taken" kept "$((n1 + n2))"
+echo "# gone: $(sq "select count(*) from events") of $((n1 + n2)) lines in the journal"
 stop_holder W
 finish
