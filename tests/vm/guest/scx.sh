@@ -211,6 +211,14 @@ check "storm: over 1000 faults a second ($rate)" [ "$rate" -gt 1000 ]
 check_eq "storm: every report the scheduler read is in the journal, mirrored as its, byte for byte" \
 	"$(enq "$J" '[.read_by[] | [.stream, .comm, .pid, .faults, .messages, .bytes]]')" \
 	"[[\"stderr\",\"scx_sdt\",$storm_pid,$theirs,0,$(ended storm read_bytes)]]"
+# what the kernel dropped is not silent: refused as the stream was full
+# (the fill wake counts each refused push; left to the scheduler, the
+# stream is record's to count all the same)
+check_eq "storm: the $((N - theirs)) reports the kernel dropped, report --json counts as refused" \
+	"$("$BPFSTDERR" report --json --journal "$J" 2> /dev/null | jq .summary.refused_reports)" "$((N - theirs))"
+check "storm: ... and its text says so, for the unloaded scheduler's stderr" \
+	grep -q "stderr: $((N - theirs)) fault reports and messages refused for lack of room" \
+	<("$BPFSTDERR" report --journal "$J" 2> /dev/null)
 check_eq "storm: and nothing else: $theirs faults, no message, no stack dump, one group at scx_sdt.bpf.c:$LINE" \
 	"$(enq "$J" '[.fault_count, .messages.stderr, .stack_dumps]') $(at_line "$J")" \
 	"[$theirs,0,0] [\"arena_write $theirs $LINE scx_sdt.bpf.c\"]"
