@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,13 +51,74 @@ bool stream_rfc_kfuncs_present(void)
 	return true;
 }
 
+static enum stream_backend forced_backend = BACKEND_NONE;
+static bool forced_known;	/* --backend given, or BPFSTDERR_BACKEND read */
+
+bool stream_backend_available(enum stream_backend b)
+{
+	switch (b) {
+	case BACKEND_UPSTREAM:
+		return kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD");
+	case BACKEND_RFC:
+		return stream_rfc_kfuncs_present();
+	default:
+		return false;
+	}
+}
+
 enum stream_backend stream_backend_detect(void)
 {
-	if (kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD"))
+	enum stream_backend forced = stream_backend_forced();
+
+	if (forced != BACKEND_NONE)
+		return stream_backend_available(forced) ? forced : BACKEND_NONE;
+	if (stream_backend_available(BACKEND_UPSTREAM))
 		return BACKEND_UPSTREAM;
-	if (stream_rfc_kfuncs_present())
+	if (stream_backend_available(BACKEND_RFC))
 		return BACKEND_RFC;
 	return BACKEND_NONE;
+}
+
+int stream_backend_from_name(const char *name, enum stream_backend *b)
+{
+	if (!strcmp(name, "upstream"))
+		*b = BACKEND_UPSTREAM;
+	else if (!strcmp(name, "rfc"))
+		*b = BACKEND_RFC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void stream_backend_force(enum stream_backend b)
+{
+	forced_backend = b;
+	forced_known = true;
+}
+
+/* --backend, else BPFSTDERR_BACKEND (for test suites that run every
+ * command with one backend).
+ */
+enum stream_backend stream_backend_forced(void)
+{
+	const char *env;
+
+	if (!forced_known) {
+		forced_known = true;
+		env = getenv("BPFSTDERR_BACKEND");
+		if (env && *env && stream_backend_from_name(env, &forced_backend))
+			fprintf(stderr, "bpfstderr: BPFSTDERR_BACKEND=%s is neither upstream nor rfc: "
+				"ignored\n", env);
+	}
+	return forced_backend;
+}
+
+const char *stream_backend_missing(enum stream_backend b)
+{
+	if (b == BACKEND_RFC)
+		return "this kernel's BTF lacks the RFC drain kfuncs (bpf_prog_stream_get, ...: "
+		       "kernel-patches/rfc-drain/)";
+	return "this kernel has no BPF_PROG_STREAM_READ_BY_FD (Linux 6.17 or later)";
 }
 
 const char *stream_backend_name(enum stream_backend b)
@@ -98,9 +160,19 @@ static int rfc_open(struct drainer *d)
 {
 	int err;
 
-	d->rfc = rfc_drain_bpf__open_and_load();
+	d->rfc = rfc_drain_bpf__open();
 	if (!d->rfc)
 		return -errno;
+	/* The stream batch kfunc takes the stream's mutex: a sleepable
+	 * program, whatever this libbpf makes of SEC("syscall").
+	 */
+	err = bpf_program__set_flags(d->rfc->progs.rfc_drain, BPF_F_SLEEPABLE);
+	err = err ?: rfc_drain_bpf__load(d->rfc);
+	if (err) {
+		rfc_drain_bpf__destroy(d->rfc);
+		d->rfc = NULL;
+		return err;
+	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->rfc->maps.msgs), rfc_sample, d, NULL);
 	if (!d->rb) {
 		err = -errno;
