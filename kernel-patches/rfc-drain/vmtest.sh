@@ -16,9 +16,16 @@
 #      each: the kfuncs in the kernel's BTF, the selftest, bpfstderr doctor,
 #      and bpfstderr reading a held program's stderr with each backend.
 #
-# Passes when the patched kernel has the 7 kfuncs, the selftest passes
-# there and bpfstderr reads the same messages through either backend;
-# and stock 7.3.4 has none of the kfuncs, so the selftest cannot load.
+#   6. the lab's guest tests that read real streams (RFC_GUEST_TESTS,
+#      default "live stacks saturation top_live early_drain"; empty: none)
+#      on the patched kernel once per backend (RFC_GUEST_BACKENDS, default
+#      "rfc upstream"), every command forced by BPFSTDERR_BACKEND; each
+#      test's own checks are its oracle, counted per backend.
+#
+# Passes when the patched kernel has the kfuncs, the selftest passes there
+# and bpfstderr reads the same messages through either backend, and every
+# guest test passes with each; and stock 7.3.4 has none of the kfuncs, so
+# the selftest cannot load.
 # Prints "N passed, N failed, N skipped"; the log goes to
 # rfc-drain/vmtest.log (VMTEST_LOG overrides). Never run by make check.
 # BPFSTDERR_BUILD: bpfstderr's build directory (default ../../build; built
@@ -146,12 +153,13 @@ guest patched "$kpatched"
 
 echo "== verdict"
 check_eq "stock: boots $(res stock kernel)" "$(res stock kernel | cut -d+ -f1)" "7.3.4"
-check_eq "stock: none of the 7 kfuncs in its BTF" "$(res stock btf_kfuncs)" 0
+check_eq "stock: none of the kfuncs in its BTF (6 names; bpf_stream_free_elem is a static function there)" \
+	"$(res stock btf_kfuncs)" 0
 check_eq "stock: the selftest cannot load there" "$(res stock runner_exit)" 1
 check_eq "stock: doctor's backend" "$(res stock doctor_backend)" upstream
 check_eq "stock: --backend rfc is refused" "$(res stock rfc_forced_exit)" 4
 check_eq "patched: boots the built kernel" "$(res patched kernel | cut -d' ' -f1 | cut -d- -f1)" "7.3.4"
-check_eq "patched: the 7 kfuncs in its BTF" "$(res patched btf_kfuncs)" 7
+check_eq "patched: the kfuncs in its BTF (6 names)" "$(res patched btf_kfuncs)" 6
 check_eq "patched: the selftest passes" "$(res patched runner_exit)" 0
 echo "#   stock runner: $(runner_summary stock); patched runner: $(runner_summary patched)"
 check_eq "patched: doctor's backend" "$(res patched doctor_backend)" upstream
@@ -162,4 +170,23 @@ for b in upstream rfc; do
 done
 check_eq "patched: both backends give the same events, one for one" \
 	"$(res patched backends_differ)" 0
+
+# --- 6. the lab's guest tests, per backend
+[ -x "$BUILD/tests/holdprog" ] || make -C "$root" BUILD="$BUILD" tests-build >"$TMP/tb.log" 2>&1 ||
+	{ tail "$TMP/tb.log"; fail "bpfstderr's test helpers build"; finish; }
+for t in ${RFC_GUEST_TESTS-live stacks saturation top_live early_drain}; do
+	for b in ${RFC_GUEST_BACKENDS:-rfc upstream}; do
+		t0=$(date +%s)
+		(cd "$root" && bash tests/vm/run.sh -t "$TIMEOUT" "$kpatched" \
+			"BPFSTDERR_BACKEND=$b BPFSTDERR=$BUILD/bpfstderr HELPERS=$BUILD/tests bash tests/vm/guest/$t.sh") \
+			>"$TMP/g-$t-$b.out" 2>&1
+		rc=$?
+		sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/g-$t-$b.out" | tail -n 1)
+		grep -E '^(not ok|skip) ' "$TMP/g-$t-$b.out" | sed 's/^/#     /'
+		echo "#   guest $t, BPFSTDERR_BACKEND=$b: ${sum:-no summary} (exit $rc, $(secs "$t0"))"
+		f=$(awk '{ print $3 + 0 }' <<<"${sum:-0 passed, 1 failed}")
+		[ -n "$sum" ] && [ "$f" -eq 0 ] && [ $rc -eq 0 ] && pass "patched: guest $t with --backend $b ($sum)" ||
+			{ tail -n 15 "$TMP/g-$t-$b.out"; fail "patched: guest $t with --backend $b" "${sum:-exit $rc}"; }
+	done
+done
 finish
