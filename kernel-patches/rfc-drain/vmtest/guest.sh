@@ -52,7 +52,10 @@ hold() {
 	mkfifo "$T/$1.in"
 	"$RUNNER" --hold "$N" <"$T/$1.in" >"$T/$1.hold" 2>&1 &
 	PIDS+=($!)
+	# the write end stays open (fd $i) until the guest ends: the holder waits
+	# for EOF on its stdin
 	exec {i}>"$T/$1.in"
+	echo "holder $1 stdin on fd $i"
 	for _ in $(seq 150); do
 		grep -q '^held' "$T/$1.hold" && break
 		kill -0 "${PIDS[-1]}" 2>/dev/null || break
