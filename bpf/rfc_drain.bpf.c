@@ -17,7 +17,11 @@
 #define DRAIN_MAX_MSGS 512	/* a bounded loop the verifier walks */
 #define MSG_MAX 1024		/* MAX_BPRINTF_BUF: no message is longer */
 
-struct bpf_stream;
+/* Opaque, but structs: libbpf matches a kfunc's prototype by kind, and a
+ * forward declaration is not a struct to it.
+ */
+struct bpf_stream {
+};
 struct bpf_stream_elem_batch {
 };
 

@@ -166,8 +166,8 @@ echo "#   stock runner: $(runner_summary stock); patched runner: $(runner_summar
 check_eq "patched: doctor's backend" "$(res patched doctor_backend)" upstream
 check_eq "patched: doctor sees the rfc kfuncs" "$(res patched doctor_rfc)" yes
 for b in upstream rfc; do
-	check_eq "patched: report --backend $b reads the $HOLD_MSGS messages" \
-		"$(res patched "report_${b}_messages")" "$HOLD_MSGS"
+	check_eq "patched: follow --backend $b reads the $HOLD_MSGS messages" \
+		"$(res patched "follow_${b}_messages")" "$HOLD_MSGS"
 done
 check_eq "patched: both backends give the same events, one for one" \
 	"$(res patched backends_differ)" 0
