@@ -171,6 +171,10 @@ for b in upstream rfc; do
 done
 check_eq "patched: both backends give the same events, one for one" \
 	"$(res patched backends_differ)" 0
+check_eq "patched: --backend upstream runs no drain program" "$(res patched drain_prog_runs_upstream)" 0
+runs=$(res patched drain_prog_runs_rfc)
+[ "${runs:-0}" -gt 0 ] 2>/dev/null && pass "patched: --backend rfc drained with rfc_drain ($runs runs)" ||
+	fail "patched: --backend rfc drained with rfc_drain" "runs '$runs'"
 
 # --- 6. the lab's guest tests, per backend
 [ -x "$BUILD/tests/holdprog" ] || make -C "$root" BUILD="$BUILD" tests-build >"$TMP/tb.log" 2>&1 ||

@@ -79,6 +79,9 @@ follow_all() {
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
 	done
+	# which drain program ran: the kernel's own count of its runs
+	echo "result drain_prog_runs_$1 $(bpftool prog show name rfc_drain --json 2>/dev/null |
+		jq '[.[].run_cnt // 0] | add // 0')"
 	kill -INT $pid 2>/dev/null
 	wait $pid
 	echo "result follow_${1}_exit $?"
@@ -89,6 +92,7 @@ follow_all() {
 }
 
 if [ -x "$BPFSTDERR" ]; then
+	sysctl -qw kernel.bpf_stats_enabled=1
 	echo "== two held programs, $N messages each to stderr; one followed per backend"
 	hold a
 	hold b
