@@ -80,8 +80,8 @@ follow_all() {
 		sleep 0.1
 	done
 	# which drain program ran: the kernel's own count of its runs
-	echo "result drain_prog_runs_$1 $(bpftool prog show name rfc_drain --json 2>/dev/null |
-		jq '[.[].run_cnt // 0] | add // 0')"
+	echo "result drain_prog_runs_$1 $(bpftool --json prog show 2>/dev/null |
+		jq '[.[] | select(.name == "rfc_drain") | .run_cnt // 0] | add // 0')"
 	kill -INT $pid 2>/dev/null
 	wait $pid
 	echo "result follow_${1}_exit $?"
