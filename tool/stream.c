@@ -140,6 +140,7 @@ struct drainer {
 	struct fill *fill;		/* not ours: refusals it counted (drainer__refused()) */
 	/* RFC backend */
 	struct rfc_drain_bpf *rfc;
+	__u32 rfc_id;			/* its program's id, in own_ids */
 	struct ring_buffer *rb;
 	drain_fn fn;
 	void *ctx;
@@ -147,6 +148,39 @@ struct drainer {
 	enum stream cur_stream;
 	int cb_err;
 };
+
+/* The ids of the drain programs loaded by this process's drainers. */
+static __u32 own_ids[4];
+
+bool stream_own_prog(__u32 id)
+{
+	size_t i;
+
+	for (i = 0; id && i < sizeof(own_ids) / sizeof(own_ids[0]); i++)
+		if (own_ids[i] == id)
+			return true;
+	return false;
+}
+
+static void own_prog_set(__u32 old, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(own_ids) / sizeof(own_ids[0]); i++) {
+		if (own_ids[i] == old) {
+			own_ids[i] = id;
+			return;
+		}
+	}
+}
+
+static __u32 prog_fd_to_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
 
 static int rfc_sample(void *ctx, void *data, size_t len)
 {
@@ -180,6 +214,8 @@ static int rfc_open(struct drainer *d)
 		d->rfc = NULL;
 		return err;
 	}
+	d->rfc_id = prog_fd_to_id(bpf_program__fd(d->rfc->progs.rfc_drain));
+	own_prog_set(0, d->rfc_id);
 	return 0;
 }
 
@@ -215,6 +251,8 @@ void drainer__free(struct drainer *d)
 		return;
 	rescue__free(d->rescue);
 	ring_buffer__free(d->rb);
+	if (d->rfc_id)
+		own_prog_set(d->rfc_id, 0);
 	rfc_drain_bpf__destroy(d->rfc);
 	free(d->buf);
 	free(d);

@@ -60,6 +60,11 @@ const char *stream_backend_missing(enum stream_backend b);
 
 struct drainer;
 
+/* A drain program this process loaded (the rfc backend's): listings leave
+ * it out, as they leave out bpfstderr's other programs (progs__own()).
+ */
+bool stream_own_prog(__u32 id);
+
 int drainer__new(struct drainer **out, enum stream_backend b);
 /* Empty the program's streams in mask, reading until each is empty. The
  * program is opened by id for this call only, so the observer never keeps

@@ -171,6 +171,7 @@ for b in upstream rfc; do
 done
 check_eq "patched: both backends give the same events, one for one" \
 	"$(res patched backends_differ)" 0
+check_eq "patched: report --backend rfc leaves its own drain program out" "$(res patched rfc_drain_listed)" 0
 check_eq "patched: --backend upstream runs no drain program" "$(res patched drain_prog_runs_upstream)" 0
 runs=$(res patched drain_prog_runs_rfc)
 [ "${runs:-0}" -gt 0 ] 2>/dev/null && pass "patched: --backend rfc drained with rfc_drain ($runs runs)" ||

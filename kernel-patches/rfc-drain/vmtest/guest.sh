@@ -100,6 +100,10 @@ if [ -x "$BPFSTDERR" ]; then
 		follow_all upstream "$(cat "$T/a.id")"
 		follow_all rfc "$(cat "$T/b.id")"
 		echo "first events: $(head -n 2 "$T/rfc.events" | tr '\n' ' ')"
+		# the drain program is bpfstderr's own: listings leave it out
+		"$BPFSTDERR" report --backend rfc --no-journal --json >"$T/report.json" 2>/dev/null
+		echo "result rfc_drain_listed $(jq '[.programs[] | select(.name == "rfc_drain")] | length' \
+			"$T/report.json")"
 		if cmp -s "$T/upstream.events" "$T/rfc.events"; then
 			echo "result backends_differ 0"
 		else
