@@ -2,7 +2,8 @@
 /* The RFC series' way to read a stream (seeds 006, 010): a syscall program
  * pulls the stream's message batch with the RFC kfuncs and copies each
  * message into a ring buffer. Built everywhere, loaded only on kernels
- * whose BTF has these kfuncs. Uses only uapi types, because the kernel's
+ * whose BTF has these kfuncs (the RFC's, or 7.3 with kernel-patches/rfc-drain/,
+ * whose prototypes these are). Uses only uapi types, because the kernel's
  * own struct bpf_stream_elem differs between the RFC and upstream.
  */
 #include <stdbool.h>
@@ -13,10 +14,14 @@
 #define EAGAIN 11
 #define ENOENT 2
 #define EFAULT 14
-#define DRAIN_MAX_MSGS 4096
+#define DRAIN_MAX_MSGS 512	/* a bounded loop the verifier walks */
 #define MSG_MAX 1024		/* MAX_BPRINTF_BUF: no message is longer */
 
-struct bpf_stream;
+/* Opaque, but structs: libbpf matches a kfunc's prototype by kind, and a
+ * forward declaration is not a struct to it.
+ */
+struct bpf_stream {
+};
 struct bpf_stream_elem_batch {
 };
 
@@ -37,8 +42,8 @@ extern void bpf_stream_free_elem(struct bpf_stream_elem___rfc *elem) __weak __ks
 extern void bpf_stream_free_elem_batch(struct bpf_stream_elem_batch *batch) __weak __ksym;
 extern int bpf_dynptr_from_mem_slice(struct bpf_mem_slice *slice, __u64 flags,
 				     struct bpf_dynptr *dptr__uninit) __weak __ksym;
-extern int bpf_dynptr_copy(struct bpf_dynptr *dst, __u32 dst_off, struct bpf_dynptr *src,
-			   __u32 src_off, __u32 size) __weak __ksym;
+extern int bpf_dynptr_copy(const struct bpf_dynptr *dst, __u64 dst_off,
+			   const struct bpf_dynptr *src, __u64 src_off, __u64 size) __weak __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

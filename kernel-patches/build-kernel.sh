@@ -9,7 +9,8 @@
 # have (DRM, sound, USB, wireless, NICs: it runs with -nic none) is left
 # out to save build time. Needs flex, bison, bc, dwarves (pahole),
 # libelf-dev, libssl-dev. Prints the time the build took.
-# JOBS (default 2) and NICE (default 10) tune make.
+# JOBS (default 2) and NICE (default 10) tune make; TARGETS (default
+# bzImage) builds other targets instead, e.g. kernel/bpf/stream.o.
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 SRC OUT" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
@@ -47,9 +48,11 @@ mk -s olddefconfig || exit 1
 for o in BPF_SYSCALL DEBUG_INFO_BTF NET_9P_VIRTIO 9P_FS OVERLAY_FS VIRTIO_PCI DEVTMPFS; do
 	grep -q "^CONFIG_$o=y" "$out/.config" || { echo "build-kernel: CONFIG_$o is not =y after olddefconfig" >&2; exit 1; }
 done
-nice -n "${NICE:-10}" make -C "$src" O="$out" -j"$jobs" bzImage
+targets=${TARGETS:-bzImage}
+# shellcheck disable=SC2086 # a list of targets
+nice -n "${NICE:-10}" make -C "$src" O="$out" -j"$jobs" $targets
 rc=$?
 end=$(date +%s)
-echo "build-kernel: make bzImage exit $rc after $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s ($(date -u +%FT%TZ))"
-[ $rc -eq 0 ] && ls -l "$out/arch/x86/boot/bzImage"
+echo "build-kernel: make $targets exit $rc after $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s ($(date -u +%FT%TZ))"
+[ $rc -eq 0 ] && [ "$targets" = bzImage ] && ls -l "$out/arch/x86/boot/bzImage"
 exit $rc

@@ -3,7 +3,8 @@
 #
 # check.sh KSRC [--series DIR] [--build] [--keep]
 #
-# Checks the kernel patch series in this directory against a kernel source
+# Checks a kernel patch series of this directory (DIR: default stream-drops,
+# also rfc-drain; a name here or a path) against a kernel source
 # tree KSRC (a git clone or an unpacked tarball such as Debian's
 # linux-source-7.3, ideally at the base named in the series' cover letter):
 #
@@ -63,6 +64,11 @@ done
 [ -n "$ksrc" ] || usage
 
 die() { echo "check.sh: $*" >&2; exit 2; }
+
+# A series named relative to here (rfc-drain) or to the caller's directory.
+[ -d "$series" ] || [ ! -d "$here/$series" ] || series=$here/$series
+[ -d "$series" ] || die "no series directory '$series'"
+series=$(cd "$series" && pwd)
 
 [ -d "$ksrc" ] || die "KSRC '$ksrc' is not a directory"
 ksrc=$(cd "$ksrc" && pwd)

@@ -50,6 +50,11 @@ int require_streams(const char *what, enum stream_backend *backend)
 		return EXIT_NOPERM;
 	}
 	*backend = stream_backend_detect();
+	if (*backend == BACKEND_NONE && stream_backend_forced() != BACKEND_NONE) {
+		p_err("--backend %s: %s", stream_backend_name(stream_backend_forced()),
+		      stream_backend_missing(stream_backend_forced()));
+		return EXIT_NOSUPPORT;
+	}
 	if (*backend == BACKEND_NONE) {
 		p_err("this kernel has no BPF streams (Linux 6.17 or later needed)");
 		return EXIT_NOSUPPORT;

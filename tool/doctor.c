@@ -183,11 +183,28 @@ static void judge_writes(struct doctor *d)
 	}
 }
 
+/* How the backend was chosen, after its name on doctor's line. */
+static const char *backend_how(const struct doctor *d)
+{
+	if (stream_backend_forced() != BACKEND_NONE)
+		return " (forced: --backend or BPFSTDERR_BACKEND)";
+	if (d->backend == BACKEND_UPSTREAM && d->rfc_kfuncs)
+		return " (the read command; --backend rfc drains with the RFC's program)";
+	if (d->backend == BACKEND_RFC)
+		return " (the RFC's drain program: no read command here)";
+	return "";
+}
+
 static void judge(struct doctor *d)
 {
 	d->exit_code = EXIT_OK;
 	if (!d->btf) {
 		d->problem = "the kernel has no BTF (/sys/kernel/btf/vmlinux); bpfstderr needs it";
+		d->exit_code = EXIT_NOSUPPORT;
+	} else if (d->backend == BACKEND_NONE && stream_backend_forced() != BACKEND_NONE) {
+		d->problem = stream_backend_forced() == BACKEND_RFC ?
+			     "--backend rfc: this kernel's BTF lacks the RFC drain kfuncs" :
+			     "--backend upstream: this kernel has no stream read command";
 		d->exit_code = EXIT_NOSUPPORT;
 	} else if (d->backend == BACKEND_NONE) {
 		d->problem = "this kernel has no BPF streams (Linux 6.17 or later needed)";
@@ -423,7 +440,8 @@ static void print_plain(const struct doctor *d)
 	printf("%-22s %s\n", "stream read command", yes_no(d->read_cmd));
 	printf("%-22s %s\n", "RFC drain kfuncs", d->rfc_kfuncs ? "yes" : "not available");
 	printf("%-22s %s\n", "poll-able stream fds", yes_no(d->pollable));
-	printf("%-22s %s\n", "stream backend", stream_backend_name(d->backend));
+	printf("%-22s %s%s\n", "stream backend", stream_backend_name(d->backend),
+	       backend_how(d));
 	print_faults_plain(d);
 	printf("%-22s %s", "stream writes", stream_health__label(h));
 	if (h->verdict != WRITE_UNTESTED && h->verdict != WRITE_UNSUPPORTED)
@@ -596,6 +614,7 @@ static int print_json(const struct doctor *d)
 	json_add_bool(o, "rfc_drain_kfuncs", d->rfc_kfuncs);
 	json_add_bool(o, "pollable_stream_fds", d->pollable);
 	json_add_str(o, "backend", stream_backend_name(d->backend));
+	json_add_bool(o, "backend_forced", stream_backend_forced() != BACKEND_NONE);
 	faults = json_object_new_object();
 	for (s = 0; s < FAULT_SRC_PRINT; s++)
 		json_object_object_add(faults, fault_src__name(s), fault_src_json(d, s));
@@ -633,7 +652,7 @@ int do_doctor(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
-		.children = journal_children,
+		.children = doctor_children,
 		.doc =
 		"Report what this kernel and host support for BPF streams, and the state of "
 		"the journal (read only: doctor never creates it). Stream writes and fault "

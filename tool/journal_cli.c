@@ -9,11 +9,13 @@
 
 #include "journal_cli.h"
 #include "main.h"
+#include "stream.h"
 
 enum {
 	OPT_JOURNAL = 0x200,
 	OPT_NO_JOURNAL,
 	OPT_STEAL,
+	OPT_BACKEND,
 };
 
 static struct {
@@ -77,8 +79,36 @@ static error_t parse_steal_arg(int key, char *arg, struct argp_state *state)
 
 static const struct argp steal_argp = { .options = steal_opts, .parser = parse_steal_arg };
 
+static const struct argp_option backend_opts[] = {
+	{ NULL, 0, NULL, 0, "Reading streams:", 51 },
+	{ "backend", OPT_BACKEND, "upstream|rfc", 0,
+	  "Read streams with the read command (upstream, Linux 6.17+) or with the RFC's drain "
+	  "program (rfc: a kernel with kernel-patches/rfc-drain/), and nothing else (default: "
+	  "the read command where the kernel has it, else the drain program)", 51 },
+	{},
+};
+
+static error_t parse_backend_arg(int key, char *arg, struct argp_state *state)
+{
+	enum stream_backend b;
+
+	if (key != OPT_BACKEND)
+		return ARGP_ERR_UNKNOWN;
+	if (stream_backend_from_name(arg, &b))
+		argp_error(state, "--backend: '%s' is neither upstream nor rfc", arg);
+	stream_backend_force(b);
+	return 0;
+}
+
+static const struct argp backend_argp = { .options = backend_opts, .parser = parse_backend_arg };
+
 const struct argp_child drain_children[] = {
-	{ &journal_argp, 0, NULL, 0 }, { &steal_argp, 0, NULL, 0 }, {}
+	{ &journal_argp, 0, NULL, 0 }, { &steal_argp, 0, NULL, 0 },
+	{ &backend_argp, 0, NULL, 0 }, {}
+};
+
+const struct argp_child doctor_children[] = {
+	{ &journal_argp, 0, NULL, 0 }, { &backend_argp, 0, NULL, 0 }, {}
 };
 
 bool journal_cli__steal(void)

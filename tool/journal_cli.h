@@ -11,10 +11,12 @@
 #include "journal.h"
 
 /* For a command's argp: .children = journal_children; for commands that
- * drain, drain_children: the journal's and --steal (readers.h).
+ * drain, drain_children: the journal's, --steal (readers.h) and --backend
+ * (stream.h); doctor_children: the journal's and --backend.
  */
 extern const struct argp_child journal_children[];
 extern const struct argp_child drain_children[];
+extern const struct argp_child doctor_children[];
 /* --steal: read streams other processes read too. */
 bool journal_cli__steal(void);
 

@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "progs.h"
 #include "readers.h"
+#include "stream.h"
 #include "fill.h"
 #include "watch.h"
 #include "progs.skel.h"
@@ -422,7 +423,7 @@ bool progs__own(const struct progs *p, __u32 id)
 	for (i = 0; i < sizeof(p->self_ids) / sizeof(p->self_ids[0]); i++)
 		if (id && id == p->self_ids[i])
 			return true;
-	return false;
+	return stream_own_prog(id);
 }
 
 int progs__snapshot(struct progs *p, struct prog_list *out, unsigned int flags)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,13 +51,74 @@ bool stream_rfc_kfuncs_present(void)
 	return true;
 }
 
+static enum stream_backend forced_backend = BACKEND_NONE;
+static bool forced_known;	/* --backend given, or BPFSTDERR_BACKEND read */
+
+bool stream_backend_available(enum stream_backend b)
+{
+	switch (b) {
+	case BACKEND_UPSTREAM:
+		return kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD");
+	case BACKEND_RFC:
+		return stream_rfc_kfuncs_present();
+	default:
+		return false;
+	}
+}
+
 enum stream_backend stream_backend_detect(void)
 {
-	if (kbtf_has_enum_value("bpf_cmd", "BPF_PROG_STREAM_READ_BY_FD"))
+	enum stream_backend forced = stream_backend_forced();
+
+	if (forced != BACKEND_NONE)
+		return stream_backend_available(forced) ? forced : BACKEND_NONE;
+	if (stream_backend_available(BACKEND_UPSTREAM))
 		return BACKEND_UPSTREAM;
-	if (stream_rfc_kfuncs_present())
+	if (stream_backend_available(BACKEND_RFC))
 		return BACKEND_RFC;
 	return BACKEND_NONE;
+}
+
+int stream_backend_from_name(const char *name, enum stream_backend *b)
+{
+	if (!strcmp(name, "upstream"))
+		*b = BACKEND_UPSTREAM;
+	else if (!strcmp(name, "rfc"))
+		*b = BACKEND_RFC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void stream_backend_force(enum stream_backend b)
+{
+	forced_backend = b;
+	forced_known = true;
+}
+
+/* --backend, else BPFSTDERR_BACKEND (for test suites that run every
+ * command with one backend).
+ */
+enum stream_backend stream_backend_forced(void)
+{
+	const char *env;
+
+	if (!forced_known) {
+		forced_known = true;
+		env = getenv("BPFSTDERR_BACKEND");
+		if (env && *env && stream_backend_from_name(env, &forced_backend))
+			fprintf(stderr, "bpfstderr: BPFSTDERR_BACKEND=%s is neither upstream nor rfc: "
+				"ignored\n", env);
+	}
+	return forced_backend;
+}
+
+const char *stream_backend_missing(enum stream_backend b)
+{
+	if (b == BACKEND_RFC)
+		return "this kernel's BTF lacks the RFC drain kfuncs (bpf_prog_stream_get, ...: "
+		       "kernel-patches/rfc-drain/)";
+	return "this kernel has no BPF_PROG_STREAM_READ_BY_FD (Linux 6.17 or later)";
 }
 
 const char *stream_backend_name(enum stream_backend b)
@@ -78,6 +140,7 @@ struct drainer {
 	struct fill *fill;		/* not ours: refusals it counted (drainer__refused()) */
 	/* RFC backend */
 	struct rfc_drain_bpf *rfc;
+	__u32 rfc_id;			/* its program's id, in own_ids */
 	struct ring_buffer *rb;
 	drain_fn fn;
 	void *ctx;
@@ -85,6 +148,39 @@ struct drainer {
 	enum stream cur_stream;
 	int cb_err;
 };
+
+/* The ids of the drain programs loaded by this process's drainers. */
+static __u32 own_ids[4];
+
+bool stream_own_prog(__u32 id)
+{
+	size_t i;
+
+	for (i = 0; id && i < sizeof(own_ids) / sizeof(own_ids[0]); i++)
+		if (own_ids[i] == id)
+			return true;
+	return false;
+}
+
+static void own_prog_set(__u32 old, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(own_ids) / sizeof(own_ids[0]); i++) {
+		if (own_ids[i] == old) {
+			own_ids[i] = id;
+			return;
+		}
+	}
+}
+
+static __u32 prog_fd_to_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
 
 static int rfc_sample(void *ctx, void *data, size_t len)
 {
@@ -98,9 +194,19 @@ static int rfc_open(struct drainer *d)
 {
 	int err;
 
-	d->rfc = rfc_drain_bpf__open_and_load();
+	d->rfc = rfc_drain_bpf__open();
 	if (!d->rfc)
 		return -errno;
+	/* The stream batch kfunc takes the stream's mutex: a sleepable
+	 * program, whatever this libbpf makes of SEC("syscall").
+	 */
+	err = bpf_program__set_flags(d->rfc->progs.rfc_drain, BPF_F_SLEEPABLE);
+	err = err ?: rfc_drain_bpf__load(d->rfc);
+	if (err) {
+		rfc_drain_bpf__destroy(d->rfc);
+		d->rfc = NULL;
+		return err;
+	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->rfc->maps.msgs), rfc_sample, d, NULL);
 	if (!d->rb) {
 		err = -errno;
@@ -108,6 +214,8 @@ static int rfc_open(struct drainer *d)
 		d->rfc = NULL;
 		return err;
 	}
+	d->rfc_id = prog_fd_to_id(bpf_program__fd(d->rfc->progs.rfc_drain));
+	own_prog_set(0, d->rfc_id);
 	return 0;
 }
 
@@ -143,6 +251,8 @@ void drainer__free(struct drainer *d)
 		return;
 	rescue__free(d->rescue);
 	ring_buffer__free(d->rb);
+	if (d->rfc_id)
+		own_prog_set(d->rfc_id, 0);
 	rfc_drain_bpf__destroy(d->rfc);
 	free(d->buf);
 	free(d);

@@ -42,10 +42,28 @@ enum stream_backend {
 
 /* RFC drain kfuncs all present in the kernel's BTF. */
 bool stream_rfc_kfuncs_present(void);
+/* Whether this kernel has backend b. */
+bool stream_backend_available(enum stream_backend b);
+/* The backend to read with: the one forced (--backend) if this kernel has
+ * it, else BACKEND_NONE; when none is forced, the read command where there
+ * is one, else the RFC drain program where its kfuncs are.
+ */
 enum stream_backend stream_backend_detect(void);
 const char *stream_backend_name(enum stream_backend b);
+/* "upstream" or "rfc": 0, else -EINVAL. */
+int stream_backend_from_name(const char *name, enum stream_backend *b);
+/* --backend: read with b only (BACKEND_NONE: choose, the default). */
+void stream_backend_force(enum stream_backend b);
+enum stream_backend stream_backend_forced(void);
+/* Why this kernel lacks backend b, for a message. */
+const char *stream_backend_missing(enum stream_backend b);
 
 struct drainer;
+
+/* A drain program this process loaded (the rfc backend's): listings leave
+ * it out, as they leave out bpfstderr's other programs (progs__own()).
+ */
+bool stream_own_prog(__u32 id);
 
 int drainer__new(struct drainer **out, enum stream_backend b);
 /* Empty the program's streams in mask, reading until each is empty. The

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A minimal stand-in for tools/testing/selftests/bpf/test_progs.h: just
- * what prog_tests/stream_drop.c uses, so that the selftest's own source
- * runs unchanged in the kernel lab without building all of test_progs
- * (see runner.c for why). Each assertion prints one "ok - " or
+ * what prog_tests/stream_drop.c and prog_tests/stream_consume.c use, so
+ * that the selftests' own source runs unchanged in the kernel lab without
+ * building all of test_progs (see runner.c for why). Each assertion prints one "ok - " or
  * "not ok - " line with the values compared.
  */
 #ifndef STREAM_DROP_TEST_PROGS_H
@@ -58,6 +58,10 @@ static inline bool test__check(bool ok, const char *name, const char *fmt, ...)
 #define ASSERT_OK(a, name) ({						\
 	long long ___r = (long long)(a);				\
 	test__check(!___r, name, "%s = %lld (errno %d)", #a, ___r, errno); \
+})
+#define ASSERT_ERR(a, name) ({						\
+	long long ___r = (long long)(a);				\
+	test__check(___r < 0, name, "%s = %lld, expected < 0", #a, ___r); \
 })
 #define ASSERT_TRUE(a, name) ({						\
 	bool ___t = (a);						\

@@ -1,6 +1,7 @@
-# kernel-patches/: the stream-drops series applies to a real kernel tree
-# and checkpatch --strict (that tree's own) finds nothing but what only a
-# tree with the upstream history can clear; check.sh says so, and says
+# kernel-patches/: each series (stream-drops, rfc-drain) applies to a real
+# kernel tree and checkpatch --strict (that tree's own) finds nothing but
+# what only a tree with the upstream history can clear; check.sh says so,
+# and says
 # otherwise for a series that does not apply or that checkpatch rejects.
 # The fast part only (no kernel build: that is make -C kernel-patches
 # vmtest). The tree: BPFSTDERR_KSRC, else the one kernel-patches/
@@ -29,13 +30,23 @@ if [ ! -f "$KSRC/kernel/bpf/stream.c" ] || [ ! -f "$KSRC/scripts/checkpatch.pl" 
 fi
 out=$(mktmp)
 
-bash kernel-patches/check.sh "$KSRC" >"$out/check.txt" 2>&1; rc=$?
-sed 's/^/# /' "$out/check.txt"
-check_eq "check.sh passes on $KSRC" "$rc" 0
-check_eq "every patch applies" "$(grep -c '^   ok: 000[1-3]-' "$out/check.txt")" 3
-check_eq "checkpatch ran on every patch" "$(grep -c ': total: 0 errors' "$out/check.txt")" 3
-check_eq "no counted checkpatch finding" "$(grep -c '^      counted:' "$out/check.txt")" 0
-check "the build is skipped unless asked" grep -q 'skipped (pass --build' "$out/check.txt"
+for series in stream-drops rfc-drain; do
+	bash kernel-patches/check.sh "$KSRC" --series "kernel-patches/$series" \
+		>"$out/check-$series.txt" 2>&1; rc=$?
+	sed 's/^/# /' "$out/check-$series.txt"
+	check_eq "$series: check.sh passes on $KSRC" "$rc" 0
+	check_eq "$series: every patch applies" \
+		"$(grep -c '^   ok: 000[1-3]-' "$out/check-$series.txt")" 3
+	check_eq "$series: checkpatch ran on every patch" \
+		"$(grep -c ': total: 0 errors' "$out/check-$series.txt")" 3
+	check_eq "$series: no counted checkpatch finding" \
+		"$(grep -c '^      counted:' "$out/check-$series.txt")" 0
+	check "$series: the build is skipped unless asked" \
+		grep -q 'skipped (pass --build' "$out/check-$series.txt"
+done
+# The series' own checkpatch result, as its cover letter says.
+check_eq "rfc-drain: patches 1 and 2 without a finding" \
+	"$(grep -c ': total: 0 errors, 0 warnings, 0 checks' "$out/check-rfc-drain.txt")" 2
 
 # A series whose context no longer matches the tree: exit 1, named.
 mkdir -p "$out/bad-apply"
