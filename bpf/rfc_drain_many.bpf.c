@@ -5,7 +5,7 @@
  * no program fd is opened. A stream with more than PER_STREAM messages
  * keeps the rest of its batch in the stash for the next run (EAGAIN). For
  * kernels with the RFC drain kfuncs (kernel-patches/rfc-drain/); the
- * prototypes and opaque types are rfc_drain.bpf.c's.
+ * prototypes and opaque types are rfc_kfuncs.h's.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -17,28 +17,7 @@
 #define EAGAIN 11
 #define PER_STREAM 64
 
-struct bpf_stream {
-};
-struct bpf_stream_elem_batch {
-};
-struct bpf_mem_slice {
-	void *ptr;
-	__u64 len;
-};
-struct bpf_stream_elem___rfc {
-	struct bpf_mem_slice mem_slice;
-} __attribute__((preserve_access_index));
-
-extern struct bpf_stream *bpf_prog_stream_get(int stream_id, __u32 prog_id) __weak __ksym;
-extern void bpf_prog_stream_put(struct bpf_stream *stream) __weak __ksym;
-extern struct bpf_stream_elem_batch *bpf_stream_next_elem_batch(struct bpf_stream *stream) __weak __ksym;
-extern struct bpf_stream_elem___rfc *bpf_stream_next_elem(struct bpf_stream_elem_batch *batch) __weak __ksym;
-extern void bpf_stream_free_elem(struct bpf_stream_elem___rfc *elem) __weak __ksym;
-extern void bpf_stream_free_elem_batch(struct bpf_stream_elem_batch *batch) __weak __ksym;
-extern int bpf_dynptr_from_mem_slice(struct bpf_mem_slice *slice, __u64 flags,
-				     struct bpf_dynptr *dptr__uninit) __weak __ksym;
-extern int bpf_dynptr_copy(const struct bpf_dynptr *dst, __u64 dst_off,
-			   const struct bpf_dynptr *src, __u64 src_off, __u64 size) __weak __ksym;
+#include "rfc_kfuncs.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
