@@ -19,8 +19,11 @@
 # alternate, none, floor, record, COST_REPEATS times (default 5): floor
 # attaches empty fexit programs where bpfstderr's are (storm cost ROUNDS
 # floor), what any fexit observer there costs, the trampolines. The
-# ratios are each phase's median over none's median, from the same guest,
-# and record's over floor's: what bpfstderr's programs add to the floor.
+# ratios are each phase's median over none's median, from the same guest.
+# programs: record started, then stopped (SIGSTOP) while the bench runs:
+# its fexit programs run, its process takes no CPU (the mirror ring, 2
+# MiB, holds what 1000 rounds mirror; more and its copies stop early);
+# record: all of it, its process competing for the guest's CPUs.
 # COST_ROUNDS (default 2000).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -42,18 +45,20 @@ seen=$($B doctor --json 2>/dev/null | jq -r '.other_readers.seen')
 echo "# cost: other readers seen (mirrored) under record: $seen"
 printf '%-8s %10s %10s %10s %8s %10s %10s\n' phase run_ns read_ns empty_ns reads bytes mirrored
 for i in $(seq "$REPEATS"); do
-	for phase in none floor record; do
+	for phase in none floor programs record; do
 		rpid=
-		if [ $phase = record ]; then
+		if [ $phase = record ] || [ $phase = programs ]; then
 			rm -f "$dir"/j.db*
 			$B record -d 0.2 --journal "$dir/j.db" 2> "$dir/err" & rpid=$!
 			wait_asleep "$rpid" || { echo "cost: record did not start: $(cat "$dir/err")"; exit 1; }
 		fi
+		[ $phase = programs ] && kill -STOP "$rpid"
 		arg=; [ $phase = floor ] && arg=floor
 		line=$(build/bench/storm cost "$ROUNDS" $arg 2> "$dir/storm.err") ||
 			{ echo "cost: $line $(grep -v '^libbpf' "$dir/storm.err")"; exit 1; }
 		mirrored=-
 		if [ -n "$rpid" ]; then
+			[ $phase = programs ] && kill -CONT "$rpid"
 			kill -TERM "$rpid"; wait "$rpid"
 			mirrored=$(python3 -c "
 import sqlite3, sys
@@ -84,11 +89,12 @@ python3 - "$dir/table" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 med = {}
-for phase in ("none", "floor", "record"):
+for phase in ("none", "floor", "programs", "record"):
     r = [x for x in rows if x[0] == phase]
     med[phase] = [statistics.median(float(x[c]) for x in r) for c in (1, 2, 3)]
 for name, c in (("a run (two prints)", 0), ("a read with bytes", 1), ("an empty read", 2)):
-    n, f, w = med["none"][c], med["floor"][c], med["record"][c]
-    print(f"# cost: {name}: {n:.0f} ns alone, {f:.0f} ns beside empty fexits ({f / n:.3f}x), "
-          f"{w:.0f} ns with record: {w / n:.3f}x; record over the floor {w / f:.3f}x")
+    n, f, p, w = (med[k][c] for k in ("none", "floor", "programs", "record"))
+    print(f"# cost: {name}: {n:.0f} ns alone; beside empty fexits {f:.0f} ns ({f / n:.3f}x); "
+          f"record's programs, its process stopped {p:.0f} ns ({p / n:.3f}x); "
+          f"record {w:.0f} ns ({w / n:.3f}x)")
 PY
