@@ -160,7 +160,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) -Itool $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
-$(BUILD)/bench/rfc_many: | $(TEST_SKELS)
+$(BUILD)/bench/rfc_many $(BUILD)/bench/storm: | $(TEST_SKELS)
 bench: $(BENCHES)
 
 # The parser under libFuzzer (clang-19, ASan+UBSan), linked with the same

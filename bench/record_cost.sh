@@ -35,7 +35,7 @@ tag=$(bpftool prog show id "$id" --json | jq -r .tag)
 python3 - "$n" tests/fixtures/upstream-6.18.txt "$tag" > "$dir/fixture" <<'PY'
 import re, sys
 n, text, tag = int(sys.argv[1]), open(sys.argv[2]).read(), sys.argv[3]
-text = re.sub(r"bpf_prog_[0-9a-f]{16}_\w+", "bpf_prog_%s_writer" % tag, text)
+text = re.sub(r"bpf_prog_[0-9a-f]{16}_\w*", "bpf_prog_%s_writer" % tag, text)
 reports = ["ERROR: " + r for r in text.split("ERROR: ")[1:]]
 sys.stdout.write("".join(reports[i % len(reports)] for i in range(n)))
 PY

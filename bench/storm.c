@@ -15,14 +15,16 @@
  *	and, on SIGTERM or SIGINT, reads once more and prints
  *	"reports N bytes B".
  *
- *   storm cost ROUNDS
+ *   storm cost ROUNDS [floor]
  *	what watching costs a printing program and a reader beside it
  *	(bench/cost.sh): loads the print source's demo_print (two prints a
  *	run), and ROUNDS times runs it 20 times (BPF_PROG_TEST_RUN, timed
  *	around each call) then reads its two streams to the end in 4096-byte
  *	reads (timed around each read); prints "run_ns R read_ns B empty_ns E
  *	reads N bytes T": the mean of a run, of a read that returned bytes,
- *	and of one that found the stream empty.
+ *	and of one that found the stream empty. With "floor", empty fexit
+ *	programs (tests/bpf/cost_floor.bpf.c) are attached where bpfstderr's
+ *	are, meanwhile: what the trampolines alone cost.
  */
 #include <errno.h>
 #include <signal.h>
@@ -36,6 +38,7 @@
 
 #include "faultsrc.h"
 #include "stream.h"
+#include "cost_floor.skel.h"
 
 static volatile sig_atomic_t stop;
 
@@ -258,8 +261,33 @@ static int cost_round(int fd, struct cost *c)
 	return err ?: cost_read(fd, STREAM_STDERR, c);
 }
 
-static int do_cost(char **argv)
+/* The printk kfunc's names, as tool/fill.c tries them: only the one with
+ * a body takes a trampoline.
+ */
+static struct cost_floor_bpf *floor_attach(int *err)
 {
+	const char *const printk[] = { "bpf_stream_vprintk_impl", "bpf_stream_vprintk" };
+	struct cost_floor_bpf *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(printk) / sizeof(printk[0]); i++) {
+		s = cost_floor_bpf__open();
+		if (!s) {
+			*err = -errno;
+			return NULL;
+		}
+		*err = bpf_program__set_attach_target(s->progs.floor_printk, 0, printk[i]) ?:
+		       cost_floor_bpf__load(s) ?: cost_floor_bpf__attach(s);
+		if (!*err)
+			return s;
+		cost_floor_bpf__destroy(s);
+	}
+	return NULL;
+}
+
+static int do_cost(char **argv, bool floor)
+{
+	struct cost_floor_bpf *fl = NULL;
 	struct fault_refusal why = {};
 	struct fault_progs *fp;
 	struct bpf_program *p;
@@ -277,8 +305,14 @@ static int do_cost(char **argv)
 		fault_progs__free(fp);
 		return 3;
 	}
+	if (floor && !(fl = floor_attach(&err))) {
+		printf("refused floor %s\n", strerror(-err));
+		fault_progs__free(fp);
+		return 3;
+	}
 	for (i = 0; i < rounds && !err; i++)
 		err = cost_round(bpf_program__fd(p), &c);
+	cost_floor_bpf__destroy(fl);
 	if (err)
 		fprintf(stderr, "storm: cost: %s\n", strerror(-err));
 	else
@@ -296,8 +330,10 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "naive"))
 		return do_naive(argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "cost"))
-		return do_cost(argv + 2);
+		return do_cost(argv + 2, false);
+	if (argc == 4 && !strcmp(argv[1], "cost") && !strcmp(argv[3], "floor"))
+		return do_cost(argv + 2, true);
 	fprintf(stderr, "usage: storm gen SOURCE PROGRAM RATE SECS | storm naive ID INTERVAL_MS | "
-		"storm cost ROUNDS\n");
+		"storm cost ROUNDS [floor]\n");
 	return 2;
 }

@@ -59,15 +59,26 @@ __u32 filtering;	/* 0: every stream wakes (no selection told, or too many) */
  */
 __u64 refused_seq;
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* The printk kfunc's aux is a bare pointer on some kernels: cast, its
+ * fields are plain loads that cannot fault (the JIT's probe loads), not
+ * a helper call each, on every push of every program.
+ */
+static struct bpf_prog_aux___f *aux_of(void *p)
+{
+	return bpf_rdonly_cast(p, bpf_core_type_id_kernel(struct bpf_prog_aux___f));
+}
+
 /* stream_id as the kernel numbers it: 1 stdout, 2 stderr. Constant
  * indices: CO-RE relocates a field's offset, not an index's stride.
  */
 static int accounted(struct bpf_prog_aux___f *aux, int stream_id)
 {
 	if (stream_id == 1)
-		return BPF_CORE_READ(aux, stream[0].capacity.counter);
+		return aux->stream[0].capacity.counter;
 	if (stream_id == 2)
-		return BPF_CORE_READ(aux, stream[1].capacity.counter);
+		return aux->stream[1].capacity.counter;
 	return 0;
 }
 
@@ -79,7 +90,7 @@ static int accounted(struct bpf_prog_aux___f *aux, int stream_id)
 static void count_refused(struct bpf_prog_aux___f *aux, int stream_id)
 {
 	struct fill_refused zero = {}, *v;
-	__u32 id = BPF_CORE_READ(aux, id);
+	__u32 id = aux->id;
 
 	if (stream_id != 1 && stream_id != 2)
 		return;
@@ -100,17 +111,19 @@ static bool wanted(struct bpf_prog_aux___f *aux, int stream_id)
 
 	if (!filtering)
 		return true;
-	id = BPF_CORE_READ(aux, id);
+	id = aux->id;
 	mask = bpf_map_lookup_elem(&selected, &id);
 	return mask && (*mask & (1U << stream_id));
 }
 
-static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
+static void pushed(void *p, int stream_id, int ret)
 {
+	struct bpf_prog_aux___f *aux;
 	struct fill_wake *r;
 
-	if (!aux)
+	if (!p)
 		return;
+	aux = aux_of(p);
 	if (ret == -ENOSPC)
 		count_refused(aux, stream_id);
 	if (accounted(aux, stream_id) < FILL_MARK || !wanted(aux, stream_id))
@@ -125,7 +138,7 @@ static void pushed(struct bpf_prog_aux___f *aux, int stream_id, int ret)
 		__sync_lock_test_and_set(&armed, 1);
 		return;
 	}
-	r->prog_id = BPF_CORE_READ(aux, id);
+	r->prog_id = aux->id;
 	r->stream = stream_id;
 	bpf_ringbuf_submit(r, 0);
 }
@@ -147,7 +160,7 @@ int BPF_PROG(fill_printk, int stream_id, const char *fmt, const void *args, __u3
 SEC("fexit")
 int BPF_PROG(fill_commit, void *ss, struct bpf_prog___f *prog, int stream_id, int ret)
 {
-	pushed(BPF_CORE_READ(prog, aux), stream_id, ret);
+	pushed(prog->aux, stream_id, ret);
 	return 0;
 }
 

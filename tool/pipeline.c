@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "fill.h"
 #include "pipeline.h"
@@ -81,6 +82,7 @@ struct pipeline {
 	size_t nlearned;
 	int err;			/* first sink error */
 	struct kept *log;		/* journal: this cycle's reads, then the kept ones */
+	struct kept *spare;		/* a committed log's largest buffer, for the next */
 	long long room;			/* journal: bytes the file system can still take */
 	time_t mono_sec;		/* CLOCK_MONOTONIC at the cycle's start */
 	bool no_room, said_no_room;	/* journal: reads stopped for want of room */
@@ -387,7 +389,8 @@ static void kept_free(struct kept *k)
 
 	for (; k; k = next) {
 		next = k->next;
-		free(k->buf);
+		if (k->buf)
+			munmap(k->buf, k->cap);
 		free(k);
 	}
 }
@@ -401,6 +404,30 @@ static size_t kept_bytes(const struct kept *k)
 	return n;
 }
 
+/* After a commit: the log goes, but its largest buffer (up to KEPT_SPARE_MAX)
+ * stays for the next cycle's, so that a storm's cycles neither grow a
+ * buffer by copies nor fault its pages in again.
+ */
+#define KEPT_SPARE_MAX	(8 << 20)
+#define KEPT_PAGE	(64 << 10)	/* a kept buffer grows by mappings of this */
+
+static void kept_recycle(struct pipeline *pl)
+{
+	struct kept **best = NULL, **k;
+
+	for (k = &pl->log; *k; k = &(*k)->next)
+		if ((*k)->cap <= KEPT_SPARE_MAX && (!best || (*k)->cap > (*best)->cap))
+			best = k;
+	if (best && (!pl->spare || (*best)->cap > pl->spare->cap)) {
+		kept_free(pl->spare);
+		pl->spare = *best;
+		*best = pl->spare->next;
+		pl->spare->next = NULL;
+	}
+	kept_free(pl->log);
+	pl->log = NULL;
+}
+
 /* In the order read: a stream's kept bytes come before its new ones. */
 static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, enum stream s)
 {
@@ -408,9 +435,11 @@ static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, enum stre
 
 	if (t->log[stream_idx(s)])
 		return t->log[stream_idx(s)];
-	k = calloc(1, sizeof(*k));
+	k = pl->spare ?: calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
+	pl->spare = NULL;
+	k->len = 0;
 	k->p = t->p;
 	k->p.row = 0;
 	k->stream = s;
@@ -430,9 +459,11 @@ static int kept_add(struct pipeline *pl, struct tracked *t, enum stream s, const
 	if (!k)
 		return -ENOMEM;
 	if (k->len + len > k->cap) {
-		cap = (k->len + len) * 2;
-		tmp = realloc(k->buf, cap);
-		if (!tmp)
+		/* mapped, so that growing moves page tables, not bytes */
+		cap = ((k->len + len) * 2 + KEPT_PAGE - 1) & ~(size_t)(KEPT_PAGE - 1);
+		tmp = k->buf ? mremap(k->buf, k->cap, cap, MREMAP_MAYMOVE) :
+			       mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (tmp == MAP_FAILED)
 			return -ENOMEM;
 		k->buf = tmp;
 		k->cap = cap;
@@ -1822,8 +1853,7 @@ static long journal_cycle_once(struct pipeline *pl, const struct prog_list *now)
 	if (err)
 		return commit_failed(pl, err);
 	say_locked(pl, false);
-	kept_free(pl->log);
-	pl->log = NULL;
+	kept_recycle(pl);
 	mirq_done(pl, false);
 	return got;
 }
@@ -2141,6 +2171,7 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->rkept);
 	free(pl->rnew);
 	kept_free(pl->log);
+	kept_free(pl->spare);
 	mirq_done(pl, true);
 	free(pl);
 }
