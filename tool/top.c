@@ -196,25 +196,12 @@ static void notice(const char *msg, void *ctx)
  * comes off it. What is lost is the pipeline's to say (leaked, found
  * full): bytes written after the snapshot are still accounted here.
  */
-/* Refusals the fill wake counted: the journal's come with its events
- * (top_model.c); without one, this top's own wake's since it started.
- * With a wake, a stream with none counted has 0, not "unknown".
- */
-static void account_refused(struct top_ctx *c, struct row *r, const struct tracked *t, int s)
-{
-	if (!drainer__fill(c->s->drainer))
-		return;
-	if (row_set_refused(r, s, c->s->journal ? 0 : (long long)t->refused[s]))
-		c->m->version++;
-}
-
 static void account_one(struct top_ctx *c, const struct tracked *t)
 {
 	struct row *r = top_model__find(c->m, t->p.ident.id);
 	int s;
 
 	for (s = 0; r && s < STREAM_CNT; s++) {
-		account_refused(c, r, t, s);
 		if (r->leaked[s] != t->left[s] || r->full_ns[s] < t->full_ns[s])
 			c->m->version++;
 		r->leaked[s] = t->left[s];
@@ -567,8 +554,8 @@ int do_top(int argc, char **argv)
 		.children = drain_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
 		       "fault rate, last fault, saturation (leaked bytes; reports refused for lack of "
-		       "room, counted where the fill wake runs, else a stream found full when "
-		       "drained, how many unknown); programs unloaded with faults in the "
+		       "room, as the journal counted them, else a stream found full when drained, "
+		       "how many unknown); programs unloaded with faults in the "
 		       "journal stay, marked. OWNER is looked up when programs come or go, when an "
 		       "owner exits, and at least every 30 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "

@@ -404,7 +404,8 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 	for (i = 0; i < STREAM_CNT; i++) {	/* the journal's: any drainer's */
 		if (pe->prog->full_ns[i] > r->full_ns[i])
 			r->full_ns[i] = pe->prog->full_ns[i];
-		row_set_refused(r, i, pe->prog->refused[i]);
+		if (pe->prog->refused[i] > r->refused[i])	/* the journal's */
+			r->refused[i] = pe->prog->refused[i];
 	}
 	top_model__row_changed(m, r);
 	if (pe->ev->kind == EV_STACK) {
@@ -756,16 +757,6 @@ unsigned long long row_refused(const struct row *r)
 	return n;
 }
 
-/* Counts only grow: the journal's row is read with each event, ours with
- * each drain.
- */
-bool row_set_refused(struct row *r, int i, long long n)
-{
-	if (n <= r->refused[i])
-		return false;
-	r->refused[i] = n;
-	return true;
-}
 
 double row_saturation(const struct row *r)
 {

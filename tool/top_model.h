@@ -81,9 +81,9 @@ struct row {
 	 */
 	int leaked[STREAM_CNT];
 	long long full_ns[STREAM_CNT];
-	/* pushes the kernel refused as full, as a fill wake counted them:
-	 * the journal's (every drainer's), else this top's since it started;
-	 * -1: none counted (no fill wake: how many unknown)
+	/* pushes the kernel refused as full, as the journal counted them
+	 * (the fill wake of record or follow, its keeper: top runs none);
+	 * -1: none counted (how many unknown)
 	 */
 	long long refused[STREAM_CNT];
 	bool has_drops;			/* the kernel counts what it drops */
@@ -211,10 +211,6 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
 bool row_losing(const struct row *r);
 /* Pushes to the row's streams refused as counted (row.refused > 0). */
 unsigned long long row_refused(const struct row *r);
-/* Takes a count of refused pushes for stream index i (-1: none counted);
- * true when it moved.
- */
-bool row_set_refused(struct row *r, int i, long long n);
 /* 0..1 of the stream limit, for the saturation bar. */
 double row_saturation(const struct row *r);
 const char *row_kinds(const struct row *r, char *buf, size_t len);
