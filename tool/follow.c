@@ -282,11 +282,16 @@ static bool is_error(const struct event *ev)
 	return ev->kind == EV_FAULT || (ev->kind == EV_STACK && ev->stream == STREAM_STDERR);
 }
 
-/* When each program's streams were last found full, as said so far. */
+/* When each program's streams were last found full, and how many pushes
+ * the kernel refused as counted, as said so far.
+ */
 struct full_seen {
 	__u32 id;
 	__u64 load_time_ns;
 	long long full_ns[STREAM_CNT];
+	unsigned long long refused[STREAM_CNT];
+	unsigned long long own[STREAM_CNT];	/* this process's wake's, then */
+	bool looked;		/* its first event was seen */
 };
 
 static struct full_seen *full_seen_of(const struct prog_ident *id)
@@ -307,9 +312,29 @@ static struct full_seen *full_seen_of(const struct prog_ident *id)
 	return &seen[cnt++];
 }
 
-static void print_full(FILE *out, const struct pipe_event *pe, enum stream s, long long ns)
+/* Pushes to stream i of jp the kernel refused as full, as counted: the
+ * journal's (its keeper's fill wake, pipeline.c), else this process's fill
+ * wake's since it started; -1: none counted (no fill wake: the kernel
+ * refuses fexit).
+ */
+static long long refused_count(const struct session *s, const struct jprog *jp, int i)
+{
+	const struct tracked *t;
+
+	if (!drainer__fill(s->drainer))
+		return s->journal ? jp->refused[i] : -1;
+	if (s->journal)
+		return jp->refused[i] > 0 ? jp->refused[i] : 0;
+	t = pipeline__find(s->pl, jp->ident.id);
+	return t ? (long long)t->refused[i] : 0;
+}
+
+/* refused: the count so far, or -1 (how many unknown) */
+static void print_full(FILE *out, const struct pipe_event *pe, enum stream s, long long ns,
+		       long long refused)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	const char *what = s == STREAM_STDERR ? "fault reports and messages" : "messages";
 	struct json_object *o, *prog;
 	char at[40];
 
@@ -323,6 +348,8 @@ static void print_full(FILE *out, const struct pipe_event *pe, enum stream s, lo
 		json_object_object_add(o, "prog", prog);
 		json_object_object_add(o, "stream", json_object_new_string(stream_name(s)));
 		json_object_object_add(o, "kind", json_object_new_string("stream_full"));
+		json_object_object_add(o, "refused_reports",
+				       refused >= 0 ? json_object_new_int64(refused) : NULL);
 		json_print(o, out);
 		json_object_put(o);
 		return;
@@ -331,30 +358,77 @@ static void print_full(FILE *out, const struct pipe_event *pe, enum stream s, lo
 	fprintf(out, "%s%s%s %u:", env.color ? C_DIM : "", at, env.color ? C_RESET : "",
 		pe->prog->ident.id);
 	fput_term(out, pe->prog->ident.name, strlen(pe->prog->ident.name));
-	fprintf(out, " %s: %sFULL when drained: the kernel refused what did not fit (%s lost, how many unknown)%s\n",
-		stream_name(s), env.color ? C_FAULT : "",
-		s == STREAM_STDERR ? "fault reports and messages" : "messages", env.color ? C_RESET : "");
+	if (refused >= 0)
+		fprintf(out, " %s: %sFULL: %lld %s refused for lack of room so far (counted as the kernel refused them)%s\n",
+			stream_name(s), env.color ? C_FAULT : "", refused, what, env.color ? C_RESET : "");
+	else
+		fprintf(out, " %s: %sFULL when drained: the kernel refused what did not fit (%s lost, how many unknown)%s\n",
+			stream_name(s), env.color ? C_FAULT : "", what, env.color ? C_RESET : "");
 }
 
-/* A drain (ours or, through the journal, anyone's) found a stream full:
- * reports were refused then, and the bytes read never say so. Said once
- * per time it filled, before the first event that comes with it.
+/* At a program's first event, refusals of a stream last found full
+ * before follow started are report's to say, not follow's.
  */
-static void say_full(const struct pipe_event *pe)
+static void skip_older(struct full_seen *f, const struct session *ss, const struct jprog *jp)
 {
-	struct full_seen *f = full_seen_of(&pe->prog->ident);
-	unsigned int mask = env.streams ?: STREAM_MASK_BOTH;
 	enum stream s;
 	int i;
 
+	if (f->looked)
+		return;
+	f->looked = true;
 	for_each_stream(s) {
 		i = stream_idx(s);
-		/* a fill from before follow started is report's to say */
-		if (!f || !(mask & STREAM_MASK(s)) || pe->prog->full_ns[i] <= f->full_ns[i] ||
-		    pe->prog->full_ns[i] < env.started_ns)
+		if (ss->journal && jp->full_ns[i] && jp->full_ns[i] < env.started_ns &&
+		    jp->refused[i] > 0)
+			f->refused[i] = jp->refused[i];
+	}
+}
+
+/* A drain (ours or, through the journal, anyone's) found a stream full:
+ * reports were refused then, and the bytes read never say so. Said
+ * before the first event that comes with it: where a fill wake counts
+ * them, once each time the count grows, with the count so far; a fill
+ * no count explains (no fill wake, or refused before any counted), once
+ * per time the stream filled, how many unknown.
+ */
+static void say_full(const struct session *ss, const struct pipe_event *pe)
+{
+	struct full_seen *f = full_seen_of(&pe->prog->ident);
+	unsigned int mask = env.streams ?: STREAM_MASK_BOTH;
+	const struct tracked *t = pipeline__find(ss->pl, pe->prog->ident.id);
+	unsigned long long own;
+	long long n, ns;
+	bool filled;
+	enum stream s;
+	int i;
+
+	if (!f)
+		return;
+	skip_older(f, ss, pe->prog);
+	for_each_stream(s) {
+		i = stream_idx(s);
+		if (!(mask & STREAM_MASK(s)))
 			continue;
-		f->full_ns[i] = pe->prog->full_ns[i];
-		print_full(stdout, pe, s, f->full_ns[i]);
+		n = refused_count(ss, pe->prog, i);
+		own = t ? t->refused[i] : 0;
+		/* a fill from before follow started is report's to say */
+		filled = pe->prog->full_ns[i] > f->full_ns[i] && pe->prog->full_ns[i] >= env.started_ns;
+		ns = filled ? pe->prog->full_ns[i] : pe->ts.tv_sec * 1000000000LL + pe->ts.tv_nsec;
+		if (filled)
+			f->full_ns[i] = pe->prog->full_ns[i];
+		if (n >= 0 && (unsigned long long)n > f->refused[i]) {
+			f->refused[i] = n;
+			print_full(stdout, pe, s, ns, n);
+		} else if (!filled) {
+			continue;
+		} else if (own <= f->own[i]) {	/* refused before any count */
+			print_full(stdout, pe, s, ns, -1);
+		}
+		/* else this process's wake counted refusals the journal's
+		 * keeper has not added yet: said with the count, when it comes
+		 */
+		f->own[i] = own;
 	}
 }
 
@@ -363,7 +437,6 @@ static int sink(const struct pipe_event *pe, void *ctx)
 	struct json_object *o;
 	int err = 0, flush;
 
-	(void)ctx;
 	if (output_deferred() >= DEFERRED_MAX) {
 		if (env.later)
 			return PIPE_SINK_LATER;
@@ -371,7 +444,7 @@ static int sink(const struct pipe_event *pe, void *ctx)
 		if (err)
 			return err;
 	}
-	say_full(pe);
+	say_full(ctx, pe);
 	if (env.errors_only && !is_error(pe->ev))
 		return 0;
 	if (pe->ev->fault)
@@ -479,8 +552,10 @@ int do_follow(int argc, char **argv)
 		.parser = parse_arg,
 		.children = drain_children,
 		.doc = "Print what programs write to their stdout and stderr, as they write it.\v"
-		       "Fault reports are shown parsed; a stream a drain found full (the kernel "
-		       "refused reports) is said once, FULL when drained. BPF frames are looked up "
+		       "Fault reports are shown parsed; reports the kernel refused for lack of room "
+		       "are said, FULL, with their count each time it grows where the fill wake "
+		       "counts them, else once per time a drain found the stream full (how many "
+		       "unknown). BPF frames are looked up "
 		       "in the reporting program first, then by tag and function name; differing "
 		       "candidates are all shown (ambiguous); where the kernel printed its own "
 		       "source line and ours differs, the kernel's is shown, marked \"(the kernel's "
@@ -502,6 +577,7 @@ int do_follow(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
+	o.ops.ctx = &s;		/* the sink's: the counts of refusals */
 	o.ops.streams = env.streams ?: STREAM_MASK_BOTH;
 	o.sym = (struct symbolizer_opts){ .vmlinux = env.vmlinux, .live = true, .quiet = true };
 	env.color = !env.json && want_color(stdout, env.no_color);

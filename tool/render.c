@@ -139,6 +139,40 @@ struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT
 	return o;
 }
 
+/* Of a program no longer loaded: the same keys, null where only the
+ * kernel could say (its accounting, its drop counters, a read to the end).
+ */
+static struct json_object *stream_gone_json(const unsigned long long *read,
+					    const struct stream_loss *loss, int i)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_add_null(o, "capacity");
+	json_add_int(o, "limit", STREAM_MAX_CAPACITY);
+	json_add_null(o, "full");
+	json_add_int(o, "read_bytes", read[i]);
+	json_add_null(o, "lost_bytes");
+	json_add_bool(o, "full_at_drain", loss->full_ns[i] != 0);
+	json_object_object_add(o, "full_at", ns_time_json(loss->full_ns[i]));
+	if (loss->refused[i] >= 0)
+		json_add_int(o, "refused_reports", loss->refused[i]);
+	else
+		json_add_null(o, "refused_reports");
+	json_add_null(o, "dropped_messages");
+	json_add_null(o, "dropped_bytes");
+	return o;
+}
+
+struct json_object *streams_gone_json(const unsigned long long *read, const struct stream_loss *loss)
+{
+	struct json_object *o = json_object_new_object();
+	enum stream s;
+
+	for_each_stream(s)
+		json_object_object_add(o, stream_name(s), stream_gone_json(read, loss, stream_idx(s)));
+	return o;
+}
+
 struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT])
 {
 	struct json_object *o = json_object_new_object();

@@ -58,6 +58,11 @@ struct stream_loss {
 struct json_object *streams_json(bool has_streams, const int capacity[STREAM_CNT],
 				 const unsigned long long *read, const struct stream_loss *loss,
 				 const struct stream_drops *dropped);
+/* A program unloaded since, as a journal knows it: what every drainer
+ * read (read), found full and refused (loss, refused not NULL); its
+ * capacity, full, lost_bytes and dropped counts are null.
+ */
+struct json_object *streams_gone_json(const unsigned long long *read, const struct stream_loss *loss);
 /* {"KIND": N} for the kinds seen */
 struct json_object *faults_json(const unsigned long long faults[FAULT_KIND_CNT]);
 /* RFC kernels: {"count", "max", "hidden"}; NULL elsewhere. */

@@ -608,9 +608,13 @@ static struct json_object *prog_json(const struct report *r, const struct gprog 
 	json_object_object_add(o, "messages", per_stream_json(gp->messages));
 	json_add_int(o, "stack_dumps", gp->stack_dumps);
 	json_object_object_add(o, "stack_dump_example", stack_json(r, gp));
-	json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
-			       &(struct stream_loss){ s.leaked, s.full_ns, s.refused },
-			       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
+	if (!s.known && r->journal && unloaded(r, gp))	/* the journal's counts */
+		json_object_object_add(o, "streams", streams_gone_json(gp->bytes_read,
+				       &(struct stream_loss){ s.leaked, s.full_ns, s.refused }));
+	else
+		json_object_object_add(o, "streams", streams_json(s.known, s.capacity, gp->bytes_read,
+				       &(struct stream_loss){ s.leaked, s.full_ns, s.refused },
+				       s.has_drops ? &(struct stream_drops){ s.dropped_msgs, s.dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(s.has_error_count, s.error_count));
 	json_object_object_add(o, "reports_lost", json_object_new_boolean(reports_lost(&s, gp)));
 	json_object_object_add(o, "read_by", reads_json(gp));

@@ -425,7 +425,7 @@ static struct json_object *row_json(const struct row *r)
 		format_time(&r->last_fault, buf, sizeof(buf), true);
 	json_add_str(o, "last_fault", r->has_last_fault ? buf : NULL);
 	json_object_object_add(o, "streams", streams_json(r->has_streams, r->capacity, r->bytes_read,
-			       &(struct stream_loss){ r->leaked, r->full_ns, NULL },
+			       &(struct stream_loss){ r->leaked, r->full_ns, r->refused },
 			       r->has_drops ? &(struct stream_drops){ r->dropped_msgs, r->dropped_bytes } : NULL));
 	json_object_object_add(o, "error_count", error_count_json(r->has_error_count, r->error_count));
 	json_object_object_add(o, "mirrored", mirrored_json(r));
@@ -553,8 +553,9 @@ int do_top(int argc, char **argv)
 		.parser = parse_arg,
 		.children = drain_children,
 		.doc = "Every loaded BPF program with its stream activity: messages, faults by kind, "
-		       "fault rate, last fault, saturation (leaked bytes, a stream found full "
-		       "when drained: reports refused); programs unloaded with faults in the "
+		       "fault rate, last fault, saturation (leaked bytes; reports refused for lack of "
+		       "room, as the journal counted them, else a stream found full when drained, "
+		       "how many unknown); programs unloaded with faults in the "
 		       "journal stay, marked. OWNER is looked up when programs come or go, when an "
 		       "owner exits, and at least every 30 seconds. Interactive unless -b.\v"
 		       "Keys: arrows/j/k move, Enter detail (graphs of the last minutes, fault groups), f follow, / filter, s < > sort, r reverse, "

@@ -129,6 +129,7 @@ static struct row *row_new(const struct jprog *jp)
 	if (!r)
 		return NULL;
 	r->ident = jp->ident;
+	r->refused[0] = r->refused[1] = -1;
 	return r;
 }
 
@@ -215,11 +216,15 @@ static void count_totals(struct top_model *m)
 {
 	unsigned long long faults = 0, msgs = 0;
 	size_t i, clock_rows = 0, unloaded = 0, rates = 0;
+	unsigned long long refused = 0;
+	size_t refused_rows = 0;
 	int losing = 0;
 
 	if (m->counted && m->counted_version == m->version)
 		return;
 	for (i = 0; i < m->cnt; i++) {
+		refused += row_refused(m->rows[i]);
+		refused_rows += row_refused(m->rows[i]) > 0;
 		faults += m->rows[i]->fault_total;
 		msgs += stream_sum(m->rows[i]->msgs);
 		losing += !m->rows[i]->unloaded && row_losing(m->rows[i]);
@@ -228,8 +233,10 @@ static void count_totals(struct top_model *m)
 		rates += m->rows[i]->rate != 0;
 	}
 	if (faults != m->fault_total || msgs != m->msg_total || losing != m->losing ||
-	    clock_rows != m->clock_rows)
+	    clock_rows != m->clock_rows || refused != m->refused_total)
 		m->version++;
+	m->refused_total = refused;
+	m->refused_rows = refused_rows;
 	m->fault_total = faults;
 	m->msg_total = msgs;
 	m->losing = losing;
@@ -394,9 +401,12 @@ int top_model__event(struct top_model *m, const struct pipe_event *pe)
 		r->mirrored[stream_idx(pe->ev->stream)]++;
 		r->reader[stream_idx(pe->ev->stream)] = *pe->reader;
 	}
-	for (i = 0; i < STREAM_CNT; i++)	/* the journal's: any drainer's */
+	for (i = 0; i < STREAM_CNT; i++) {	/* the journal's: any drainer's */
 		if (pe->prog->full_ns[i] > r->full_ns[i])
 			r->full_ns[i] = pe->prog->full_ns[i];
+		if (pe->prog->refused[i] > r->refused[i])	/* the journal's */
+			r->refused[i] = pe->prog->refused[i];
+	}
 	top_model__row_changed(m, r);
 	if (pe->ev->kind == EV_STACK) {
 		r->stack_dumps++;
@@ -733,9 +743,20 @@ bool row_losing(const struct row *r)
 {
 	int i = stream_idx(STREAM_STDERR);
 
-	return r->has_streams && stream_losing(r->has_drops, r->dropped_msgs[i], r->leaked[i],
-					       r->full_ns[i]);
+	return r->has_streams && (stream_losing(r->has_drops, r->dropped_msgs[i], r->leaked[i],
+						r->full_ns[i]) || r->refused[i] > 0);
 }
+
+unsigned long long row_refused(const struct row *r)
+{
+	unsigned long long n = 0;
+	int i;
+
+	for (i = 0; i < STREAM_CNT; i++)
+		n += r->refused[i] > 0 ? r->refused[i] : 0;
+	return n;
+}
+
 
 double row_saturation(const struct row *r)
 {
@@ -807,12 +828,17 @@ static void fmt_saturation(const struct row *r, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	} else if (r->has_drops && r->dropped_msgs[err]) {
 		snprintf(buf, len, "dropped %lld", r->dropped_msgs[err]);
+	} else if (r->refused[err] > 0 && !r->has_drops) {
+		/* as the fill wake counted them */
+		snprintf(buf, len, "refused %lld", r->refused[err]);
 	} else if (r->full_ns[err] && !r->has_drops) {
 		/* found full at a drain: reports may have been refused then */
 		ns_clock(r->full_ns[err], at, sizeof(at));
 		snprintf(buf, len, "full at %s", at);
 	} else if (r->leaked[err] && !r->has_drops) {
 		snprintf(buf, len, "leaked %dB", r->leaked[err]);
+	} else if (r->refused[stream_idx(STREAM_STDOUT)] > 0 && !r->has_drops) {
+		snprintf(buf, len, "stdout refused %lld", r->refused[stream_idx(STREAM_STDOUT)]);
 	} else if (r->full_ns[stream_idx(STREAM_STDOUT)] && !r->has_drops) {
 		snprintf(buf, len, "stdout full");
 	} else {

@@ -81,6 +81,11 @@ struct row {
 	 */
 	int leaked[STREAM_CNT];
 	long long full_ns[STREAM_CNT];
+	/* pushes the kernel refused as full, as the journal counted them
+	 * (the fill wake of record or follow, its keeper: top runs none);
+	 * -1: none counted (how many unknown)
+	 */
+	long long refused[STREAM_CNT];
 	bool has_drops;			/* the kernel counts what it drops */
 	long long dropped_msgs[STREAM_CNT];
 	long long dropped_bytes[STREAM_CNT];
@@ -122,6 +127,11 @@ struct top_model {
 	double interval;		/* seconds */
 	unsigned long long fault_total, msg_total;
 	int losing;			/* programs whose stderr lost bytes */
+	/* pushes refused as counted (row.refused), every row's, and the rows
+	 * with some
+	 */
+	unsigned long long refused_total;
+	size_t refused_rows;
 	struct timespec now;
 	unsigned long long gen;		/* of the last list merged (progs__refresh) */
 	/* bumped by whatever may change a row or total shown, or the rows
@@ -199,6 +209,8 @@ void top_cell(const struct top_model *m, const struct row *r, enum top_col c, ch
  * drop counters, else bytes accounted and never readable.
  */
 bool row_losing(const struct row *r);
+/* Pushes to the row's streams refused as counted (row.refused > 0). */
+unsigned long long row_refused(const struct row *r);
 /* 0..1 of the stream limit, for the saturation bar. */
 double row_saturation(const struct row *r);
 const char *row_kinds(const struct row *r, char *buf, size_t len);

@@ -383,7 +383,7 @@ static void draw_status(struct tui *t)
 /* Each fits the terminal's width: in full, or in brief (else cut) with
  * NOTICE_HINT; n shows them all in full, wrapped (VIEW_NOTICES).
  */
-#define NOTICE_MAX	3
+#define NOTICE_MAX	4
 #define NOTICE_HINT	" [n: more]"
 
 struct notice {
@@ -446,6 +446,18 @@ static void demo_notice(struct tui *t, struct notice *n)
 	}
 }
 
+/* Pushes the kernel refused for lack of room, as a fill wake counted. */
+static void refused_notice(struct tui *t, struct notice *n)
+{
+	n->pair = PAIR_FAULT;
+	n->attr = A_BOLD;
+	snprintf(n->full, sizeof(n->full), "%llu fault reports and messages refused for lack of room "
+		 "(streams full, counted as the kernel refused them) in %zu program%s: see SATURATION",
+		 t->m->refused_total, t->m->refused_rows, t->m->refused_rows == 1 ? "" : "s");
+	snprintf(n->brief, sizeof(n->brief), "%llu refused for lack of room in %zu program%s",
+		 t->m->refused_total, t->m->refused_rows, t->m->refused_rows == 1 ? "" : "s");
+}
+
 /* Fills n[] in the order they are drawn; returns how many. */
 static int collect_notices(struct tui *t, struct notice *n)
 {
@@ -453,6 +465,8 @@ static int collect_notices(struct tui *t, struct notice *n)
 
 	memset(n, 0, NOTICE_MAX * sizeof(*n));
 	health_notice(t, &n[cnt++]);
+	if (t->m->refused_total)
+		refused_notice(t, &n[cnt++]);
 	if (!t->m->demo)
 		return cnt;
 	demo_notice(t, &n[cnt++]);
@@ -651,10 +665,15 @@ static void print_saturation(FILE *f, const struct row *r)
 			r->capacity[i], STREAM_MAX_CAPACITY);
 		if (r->leaked[i])
 			fprintf(f, "; %d never readable, lost", r->leaked[i]);
+		if (r->refused[i] > 0 && !r->has_drops)
+			fprintf(f, "; %lld %s refused for lack of room (counted as the kernel refused them)",
+				r->refused[i], s == STREAM_STDERR ? "fault reports and messages" : "messages");
 		if (r->full_ns[i]) {
 			ts = (struct timespec){ r->full_ns[i] / 1000000000LL, r->full_ns[i] % 1000000000LL };
 			format_time(&ts, at, sizeof(at), false);
-			fprintf(f, "; FULL when drained at %s, writes refused", at);
+			fprintf(f, "; FULL when drained at %s", at);
+			if (r->refused[i] <= 0 && !r->has_drops)
+				fprintf(f, ", writes refused, how many unknown");
 		}
 		fprintf(f, "\n");
 	}
@@ -838,8 +857,10 @@ static void print_help(FILE *f)
 		   "(AR/AW arena read/write, MG may_goto, DL deadlock, LT lock timeout), RATE faults\n"
 		   "per minute, LAST age of the last fault, SATURATION the stream capacity in use:\n"
 		   "'leaked NB' is accounted but a read to the end did not return it (reports\n"
-		   "dropped), 'full at HH:MM:SS' when a drain last found stderr full (reports\n"
-		   "refused for lack of room), 'dropped N' the kernel's own count where it keeps\n"
+		   "dropped), 'refused N' the pushes to stderr the kernel refused for lack of\n"
+		   "room as the journal counted them (record's or follow's fill wake), 'full at\n"
+		   "HH:MM:SS' when a drain last found stderr full and nothing counted (how many\n"
+		   "refused unknown), 'dropped N' the kernel's own count where it keeps\n"
 		   "one, n/64 the RFC kernels' error count. A cell ending in\n"
 		   "'%s' was cut for want of room.\n"
 		   "\nS turns on the kernel's runtime statistics (BPF_ENABLE_STATS) while top\n"

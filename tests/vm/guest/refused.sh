@@ -2,7 +2,9 @@
 # the kernel refuses because a stream is full are counted exactly, once
 # per journal although every bpfstderr's fill wake counts them (the
 # holder of the refusal right adds them, journal.h), and shown: report
-# text and JSON, record's metric bpfstderr_refused_total. Once the program
+# text and JSON (also once unloaded), record's metric
+# bpfstderr_refused_total, follow (text and JSON: once, as it grew once)
+# and top -b --json. Once the program
 # is unloaded, its counts leave the fill wake's map ("refused"). The
 # oracle: the writes' own return values (-28, ENOSPC), read while another
 # process holds the stream's read right (holdright), so nobody drains it;
@@ -20,10 +22,14 @@ refused_err() { sq "select quote(refused_err) from progs where id = $wid order b
 
 "$BPFSTDERR" record -d 0.5 --journal "$J" --metrics-address "127.0.0.1:$MP" 2> "$out/rec.err" & rpid=$!
 check "record's first cycle done" wait_asleep "$rpid"
-"$BPFSTDERR" follow --all --journal "$J" > /dev/null 2> "$out/follow.err" & fpid=$!
+"$BPFSTDERR" follow --all --json --journal "$J" > "$out/follow.json" 2> "$out/follow.err" & fpid=$!
 check "follow's first cycle done" wait_asleep "$fpid"
-two_fills() { [ "$(fills)" = 2 ]; }
-check "two fill wakes attached (record's and follow's)" wait_until 120 two_fills
+"$BPFSTDERR" follow -p "$wid" --journal "$J" > "$out/follow.txt" 2> "$out/follow.txt.err" & tpid=$!
+"$BPFSTDERR" top -b --json -d 1 -n 100000 --journal "$J" > "$out/top.json" 2> "$out/top.err" & ppid=$!
+check "follow (text) and top: first cycle done" wait_asleep "$tpid"
+check "... top's" wait_asleep "$ppid"
+three_fills() { [ "$(fills)" = 3 ]; }	# top runs none: it sleeps between drains
+check "three fill wakes attached (record's, the follows')" wait_until 120 three_fills
 
 mkfifo "$out/rin"
 "$HELPERS/holdright" "$J" "$wid" stderr < "$out/rin" > "$out/rout" & hp=$!
@@ -49,6 +55,23 @@ metric() {
 metric_at() { [ "$(metric)" = "$R" ]; }
 check "record's metric bpfstderr_refused_total says $R" wait_until 60 metric_at
 
+# follow and top: the count, once (it grew once), before the messages
+shown() { [ "$(jq -s --argjson i "$wid" '[.[] | select(.prog.id == $i and .kind == "message")] | length' "$out/follow.json")" = "$took" ]; }
+check "follow --json shows the $took messages" wait_until 120 shown
+check_eq "follow --json: stderr's count said once, before them" \
+	"$(jq -r --argjson i "$wid" 'select(.prog.id == $i) | .kind + ":" + (.stream + "=" + (.refused_reports | tostring))' "$out/follow.json" | uniq -c | awk '{ print $1, $2 }' | paste -sd' ')" \
+	"1 stream_full:stderr=$R $took message:stderr=null"
+txt_shown() { [ "$(grep -c "$wid:writer stderr: " "$out/follow.txt")" -ge $((took + 1)) ]; }
+check "follow (text) shows them" wait_until 120 txt_shown
+check_eq "follow (text): the count once, no 'how many unknown'" \
+	"$(grep -c "stderr: FULL: $R fault reports and messages refused for lack of room so far" "$out/follow.txt") $(grep -c 'how many unknown' "$out/follow.txt")" \
+	"1 0"
+top_at() {
+	tail -n 1 "$out/top.json" | jq -e --argjson i "$wid" --argjson n "$R" \
+		'.programs[] | select(.id == $i) | .streams.stderr.refused_reports == $n' > /dev/null
+}
+check "top -b --json: stderr's refused_reports is $R" wait_until 60 top_at
+
 rep=$("$BPFSTDERR" report --json --journal "$J" 2>/dev/null)
 check_eq "report --json: stderr's refused_reports, the summary's, reports_lost" \
 	"$(jq -c --argjson i "$wid" '[(.programs[] | select(.id == $i) | .streams.stderr.refused_reports, .reports_lost), .summary.refused_reports]' <<<"$rep")" \
@@ -71,8 +94,12 @@ stop_holder W
 no_entry() { ! has_entry; }
 check "unloaded: the writer's counts leave the maps" wait_until 120 no_entry
 
-kill -TERM "$fpid"; wait "$fpid"
-check_eq "follow ends 0" "$?" 0
+rep=$("$BPFSTDERR" report --json --journal "$J" 2>/dev/null)
+check_eq "report --json, unloaded: stderr's refused_reports and the summary's" \
+	"$(jq -c --argjson i "$wid" '[(.programs[] | select(.id == $i) | .unloaded, .streams.stderr.refused_reports), .summary.refused_reports]' <<<"$rep")" \
+	"[true,$R,$R]"
+kill -TERM "$fpid" "$tpid" "$ppid"
+for p in "$fpid" "$tpid" "$ppid"; do wait "$p"; check_eq "follow and top end 0" "$?" 0; done
 kill -TERM "$rpid"; wait "$rpid"
 check_eq "record ends 0" "$?" 0
 check_eq "the journal counts them once, though two processes counted" "$(refused_err)" "$R"

@@ -25,7 +25,7 @@ awk '
 /^[0-9]+ programs, / { split($0, h, /[ ,;]+/); hf = h[3]; hm = h[5]; hl = h[7]; n++; next }
 /^ *ID / { sf = 0; sm = 0; sl = 0; next }
 /^$/ { if (n) printf "%d %d %d %d %d %d %d\n", n, hf, sf, hm, sm, hl, sl; next }
-{ sm += $5 + $6; sf += $7; if ($0 ~ /(leaked [0-9]+B|full|dropped [0-9]+) *$/) sl++ }
+{ sm += $5 + $6; sf += $7; if ($0 ~ /(leaked [0-9]+B|full|dropped [0-9]+|refused [0-9]+) *$/) sl++ }
 ' "$out/top.txt" > "$out/snaps"
 check "top -b: four snapshots" test "$(wc -l < "$out/snaps")" -eq 4
 while read -r n hf sf hm sm hl sl; do
