@@ -120,11 +120,14 @@ kp_vmlinux_kfuncs() {
 		{ fail "vmlinux.h"; finish; }
 }
 
-# kp_runner PTREE VT TESTSEL TEST RUNNER_C: TESTSEL/progs/TEST.c (the
-# selftest's BPF side, headers from PTREE's selftests) and its skeleton,
-# then RUNNER_C (which includes TESTSEL/prog_tests/TEST.c) into VT/runner.
+# kp_runner PTREE VT TESTSEL TEST RUNNER_C WHAT LINE: checks that
+# VT/gen/vmlinux.h has LINE once (WHAT names it), then builds
+# TESTSEL/progs/TEST.c (the selftest's BPF side, headers from PTREE's
+# selftests) and its skeleton, RUNNER_C (which includes
+# TESTSEL/prog_tests/TEST.c) into VT/runner, and bpfstderr.
 kp_runner() {
 	local ptree=$1 vt=$2 tsel=$3 test=$4 sel=$1/tools/testing/selftests/bpf
+	check_eq "vmlinux.h has $6" "$(grep -cF "$7" "$vt/gen/vmlinux.h")" 1
 	clang-19 -g -O2 -target bpf -D__TARGET_ARCH_x86 -I "$vt/gen" -I "$vt/libbpf-root/usr/include" \
 		-I "$sel" -I "$sel/progs" -I "$sel/libarena/include" \
 		-c "$tsel/progs/$test.c" -o "$vt/gen/$test.bpf.o" &&
@@ -133,6 +136,7 @@ kp_runner() {
 			-I "$ptree/tools/include/uapi" -o "$vt/runner" "$5" \
 			"$vt/libbpf-root/usr/lib64/libbpf.a" -lelf -lz ||
 		{ fail "the selftest runner builds"; finish; }
+	kp_bpfstderr
 }
 
 # kp_bpfstderr [TARGET FILE WHAT]: bpfstderr's make TARGET (default all)
