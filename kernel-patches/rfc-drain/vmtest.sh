@@ -40,117 +40,44 @@ BUILD=${BPFSTDERR_BUILD:-$root/build}
 LOG=${VMTEST_LOG:-$here/vmtest.log}
 TIMEOUT=${BPFSTDERR_LAB_TIMEOUT:-900}
 HOLD_MSGS=${HOLD_MSGS:-200}
-PASSED=0 FAILED=0 SKIPPED=0
-TMP=""
-
-cleanup() { [ -n "$TMP" ] && rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kp-vmtest-rfc.XXXXXX") || exit 1
-
-exec > >(tee "$LOG") 2>&1
-pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "not ok - $1${2:+: $2}"; }
-finish() {
-	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
-	[ "$FAILED" -eq 0 ] && [ "$SKIPPED" -eq 0 ]
-	exit
-}
-skip_all() { SKIPPED=$((SKIPPED + 1)); echo "skip - vmtest-rfc-drain: $*"; finish; }
-check_eq() { [ "$2" = "$3" ] && pass "$1" || fail "$1" "got '$2', want '$3'"; }
-secs() { local t=$(($(date +%s) - $1)); echo "$((t / 60)) min $((t % 60)) s"; }
+. "$kp/vmtest-lib.sh"
+kp_start vmtest-rfc-drain "$LOG"
 
 echo "== vmtest rfc-drain $(date -u +%FT%TZ) on $(uname -r), $(nproc) CPUs"
 # --- 1. the pristine tree
-src=$("$kp/fetch-source.sh") || skip_all "no kernel tree (fetch-source.sh failed)"
-echo "tree: $src ($(make -s -C "$src" kernelversion))"
+kp_tree
 
 # --- 2. the patched tree, redone when the kernel patches change
 mapfile -t kpatches < <(find "$here" -maxdepth 1 -name '000[1-9]-bpf-*.patch' | sort)
 selftest=$(find "$here" -maxdepth 1 -name '0*-selftests-bpf-*.patch')
 [ ${#kpatches[@]} -gt 0 ] && [ -n "$selftest" ] || skip_all "no series in $here"
-stamp=$(cat "${kpatches[@]}" | sha256sum | cut -c1-16)
 ptree=$CACHE/src-rfc-drain
 out=$CACHE/build-rfc-drain
-if [ "$(cat "$ptree/.series" 2>/dev/null)" != "$stamp" ]; then
-	echo "== applying the kernel patches ($stamp) to a hard-linked copy: $ptree"
-	rm -rf "$ptree" "$out"
-	cp -al "$src" "$ptree" || skip_all "cp -al $src $ptree failed"
-	for p in "${kpatches[@]}"; do
-		patch -s -p1 -d "$ptree" <"$p" || { fail "$(basename "$p") applies"; finish; }
-	done
-	echo "$stamp" >"$ptree/.series"
-fi
+kp_patch_tree "the kernel patches" "$ptree" "$out" "${kpatches[@]}"
 
 # --- 3. the kernel
-bz=$out/arch/x86/boot/bzImage
-if pgrep -f "O=$out " >/dev/null; then
-	skip_all "a kernel build in $out is still running (see $CACHE/build-rfc-drain.log); run again when it is done"
-elif [ ! -s "$bz" ] || [ "$ptree/.series" -nt "$bz" ]; then
-	echo "== building the kernel (log: $CACHE/build-rfc-drain.log)"
-	t0=$(date +%s)
-	if ! NICE=${NICE:-19} "$kp/build-kernel.sh" "$ptree" "$out" >"$CACHE/build-rfc-drain.log" 2>&1; then
-		tail -30 "$CACHE/build-rfc-drain.log"
-		fail "the patched kernel builds" "see $CACHE/build-rfc-drain.log"
-		finish
-	fi
-	echo "kernel built in $(secs "$t0")"
-fi
-grep -E '^build-kernel: make bzImage exit' "$CACHE/build-rfc-drain.log" 2>/dev/null | tail -n 1
+kp_build_kernel "$ptree" "$out" "$CACHE/build-rfc-drain.log" 19
+kp_build_summary "$CACHE/build-rfc-drain.log"
 kpatched=$CACHE/kernels/7.3.4-rfc-drain
-mkdir -p "$kpatched/modules"
-cmp -s "$bz" "$kpatched/vmlinuz" || cp "$bz" "$kpatched/vmlinuz"
-
-# Debian's stock 7.3.4, as the lab fetches it.
-kstock=$(BPFSTDERR_LAB_KERNELS=7 bash "$root/tests/vm/fetch.sh" | awk '$1 == "7.x" { print $3 }')
-[ -n "$kstock" ] || skip_all "Debian's 7.x kernel could not be fetched (tests/vm/fetch.sh)"
-case $kstock in *7.3.4*) ;; *) echo "note: the stock 7.x kernel is $kstock, not 7.3.4" ;; esac
+kp_install_kernel "$out" "$kpatched"
+kp_stock_kernel
 
 # --- 4. the selftest runner
 echo "== building the selftest runner"
 vt=$CACHE/vt-rfc-drain
-sel=$ptree/tools/testing/selftests/bpf
 rm -rf "$vt/sel"
-mkdir -p "$vt/gen" "$vt/sel" "$vt/libbpf"
+mkdir -p "$vt/sel"
 patch -s -p1 -d "$vt/sel" <"$selftest" || { fail "$(basename "$selftest") applies"; finish; }
 vsel=$vt/sel/tools/testing/selftests/bpf
-if [ ! -s "$vt/libbpf-root/usr/lib64/libbpf.a" ]; then
-	make -s -C "$ptree/tools/lib/bpf" OUTPUT="$vt/libbpf/" BUILD_STATIC_ONLY=1 \
-		DESTDIR="$vt/libbpf-root" prefix=/usr install >"$TMP/libbpf.log" 2>&1 ||
-		{ tail "$TMP/libbpf.log"; fail "libbpf builds"; finish; }
-fi
-bpftool btf dump file "$out/vmlinux" format c >"$vt/gen/vmlinux.h" &&
-	cat "$here/vmtest/kfuncs.h" >>"$vt/gen/vmlinux.h" || { fail "vmlinux.h"; finish; }
-check_eq "vmlinux.h has struct bpf_stream_elem's mem_slice" \
-	"$(grep -c 'struct bpf_mem_slice mem_slice;' "$vt/gen/vmlinux.h")" 1
-clang-19 -g -O2 -target bpf -D__TARGET_ARCH_x86 -I "$vt/gen" -I "$vt/libbpf-root/usr/include" \
-	-I "$sel" -I "$sel/progs" -I "$sel/libarena/include" \
-	-c "$vsel/progs/stream_consume.c" -o "$vt/gen/stream_consume.bpf.o" &&
-	bpftool gen skeleton "$vt/gen/stream_consume.bpf.o" name stream_consume >"$vt/gen/stream_consume.skel.h" &&
-	gcc -O1 -g -Wall -I "$vt/gen" -I "$kp/vmtest" -I "$vsel" -I "$vt/libbpf-root/usr/include" \
-		-I "$ptree/tools/include/uapi" -o "$vt/runner" "$here/vmtest/runner.c" \
-		"$vt/libbpf-root/usr/lib64/libbpf.a" -lelf -lz ||
-	{ fail "the selftest runner builds"; finish; }
-[ -x "$BUILD/bpfstderr" ] || make -C "$root" BUILD="$BUILD" all >"$TMP/make.log" 2>&1 ||
-	{ tail "$TMP/make.log"; fail "bpfstderr builds"; finish; }
+kp_libbpf "$ptree" "$vt"
+kp_vmlinux_h "$vt" "$out/vmlinux" "$here/vmtest/kfuncs.h"
+kp_runner "$ptree" "$vt" "$vsel" stream_consume "$here/vmtest/runner.c" \
+	"struct bpf_stream_elem's mem_slice" 'struct bpf_mem_slice mem_slice;'
 
 # --- 5. both kernels in the lab
-# guest LABEL KDIR: guest.sh in a fresh guest; its "result" lines in $TMP/LABEL.res
-guest() {
-	local t0=$(date +%s)
-	echo "== $1: $(basename "$2")"
-	(cd "$root" && bash tests/vm/run.sh -t "$TIMEOUT" "$2" \
-		"bash kernel-patches/rfc-drain/vmtest/guest.sh $vt/runner $BUILD/bpfstderr $HOLD_MSGS") \
-		>"$TMP/$1.out" 2>&1
-	echo "guest exit $? after $(secs "$t0")"
-	cat "$TMP/$1.out"
-	sed -n 's/^result //p' "$TMP/$1.out" >"$TMP/$1.res"
-}
-res() { awk -v k="$2" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$TMP/$1.res"; }
-runner_summary() { grep -E '^[0-9]+ passed, [0-9]+ failed$' "$TMP/$1.out" | tail -n 1; }
-
-guest stock "$kstock"
-guest patched "$kpatched"
+cmd="bash kernel-patches/rfc-drain/vmtest/guest.sh $vt/runner $BUILD/bpfstderr $HOLD_MSGS"
+guest stock "$kstock" "$cmd"
+guest patched "$kpatched" "$cmd"
 
 echo "== verdict"
 check_eq "stock: boots $(res stock kernel)" "$(res stock kernel | cut -d+ -f1)" "7.3.4"
@@ -178,8 +105,7 @@ runs=$(res patched drain_prog_runs_rfc)
 	fail "patched: --backend rfc drained with rfc_drain" "runs '$runs'"
 
 # --- 6. the lab's guest tests, per backend
-[ -x "$BUILD/tests/holdprog" ] || make -C "$root" BUILD="$BUILD" tests-build >"$TMP/tb.log" 2>&1 ||
-	{ tail "$TMP/tb.log"; fail "bpfstderr's test helpers build"; finish; }
+kp_bpfstderr tests-build tests/holdprog "bpfstderr's test helpers build"
 for t in ${RFC_GUEST_TESTS-live stacks saturation top_live}; do
 	for b in ${RFC_GUEST_BACKENDS:-rfc upstream}; do
 		t0=$(date +%s)

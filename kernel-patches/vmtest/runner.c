@@ -6,28 +6,13 @@
  * hundreds of BPF objects, a clang as new as the tree wants), which takes
  * longer than this lab has on two shared cores. This runner gives the
  * test the few test_progs.h pieces it uses (./test_progs.h) and links
- * against the tree's own libbpf.
+ * against the tree's own libbpf; main() is ./runner.h's.
  *
- * Usage: runner            run the subtests; "N passed, N failed" at the end,
- *                          exit 0 only when all passed
- *        runner --hold N   load the program, write N messages of "%2000d"
- *                          to its stderr, print its id, then wait until
- *                          stdin closes (for a reader such as bpfstderr)
+ * runner --hold N writes N messages of "%2000d" to the program's stderr.
  */
+#define RUNNER_TEST stream_drop
 #include "prog_tests/stream_drop.c"
-
-int env_pass, env_fail;
-const char *env_subtest = "stream_drop";
-
-bool test__start_subtest(const char *name)
-{
-	static char buf[128];
-
-	snprintf(buf, sizeof(buf), "stream_drop/%s", name);
-	env_subtest = buf;
-	printf("# subtest %s\n", buf);
-	return true;
-}
+#include "runner.h"
 
 static int hold(int nr)
 {
@@ -59,22 +44,7 @@ static int hold(int nr)
 	printf("held prog id %u name %s: %d writes, %d -ENOMEM, %d -ENOSPC, foo %d\n",
 	       info.id, info.name, nr, skel->bss->nr_enomem, skel->bss->nr_enospc,
 	       skel->bss->small_ret);
-	fflush(stdout);
-	while (read(0, &c, 1) > 0)
-		;
+	wait_stdin();
 	stream_drop__destroy(skel);
 	return 0;
-}
-
-int main(int argc, char **argv)
-{
-	if (argc == 3 && !strcmp(argv[1], "--hold"))
-		return hold(atoi(argv[2]));
-	if (argc != 1) {
-		fprintf(stderr, "usage: runner [--hold N]\n");
-		return 2;
-	}
-	test_stream_drop();
-	printf("%d passed, %d failed\n", env_pass, env_fail);
-	return env_fail ? 1 : !env_pass;
 }
