@@ -1711,6 +1711,11 @@ static long long wal_size(const char *path)
 	return stat(wal, &st) ? 0 : st.st_size;
 }
 
+long long journal__wal_bytes(struct journal *j)
+{
+	return wal_size(j->path);
+}
+
 /* A count that cannot be read is a journal that cannot be read: say why,
  * rather than show -1.
  */

@@ -261,6 +261,10 @@ int journal__prune(struct journal *j);
  * the file system that holds path, or -errno.
  */
 long long journal__fs_free(const char *path);
+/* The size of the journal's WAL file: at most what a checkpoint needs to
+ * grow the database by, before it gives the WAL's space back.
+ */
+long long journal__wal_bytes(struct journal *j);
 
 /* ---- inspecting (doctor): read-only, never creates ------------------------- */
 

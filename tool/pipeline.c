@@ -1751,15 +1751,19 @@ static int replay_kept(struct pipeline *pl)
 
 /* Room for this cycle's writes, measured before any read: without it
  * nothing is read, and the kernel keeps the bytes. A checkpoint gives the
- * WAL's space back first.
+ * WAL's space back first, while there is room for it: it grows the
+ * database by up to the WAL's size, and a WAL grown into the last of the
+ * room (16 KiB pages fill it faster than the bytes read) would never be
+ * checkpointed, nor anything read again.
  */
 static void measure_room(struct pipeline *pl)
 {
 	struct journal *j = pl->ops.journal;
 	long long free = journal__fs_free(journal__path(j));
 	long long want = 2LL * kept_bytes(pl->log);
+	long long wal = journal__wal_bytes(j);
 
-	if (free >= 0 && free - JOURNAL_ROOM_SLACK - want < 2LL * STREAM_READ_BUF) {
+	if (free >= 0 && free - wal - JOURNAL_ROOM_SLACK - want < 2LL * STREAM_READ_BUF) {
 		journal__checkpoint(j);
 		free = journal__fs_free(journal__path(j));
 	}
