@@ -38,7 +38,9 @@ REPEATS=${COST_REPEATS:-5}
 B=build/bpfstderr
 . tests/lib.sh	# wait_asleep: until record's first cycle is done
 dir=$TEST_ROOT
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+# a record stopped for the programs phase takes SIGTERM only once resumed
+trap 'kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null;
+      sysctl -q kernel.bpf_stats_enabled=0; rm -rf "$dir"' EXIT
 
 echo "# cost: $(uname -r), $(nproc) CPUs, $ROUNDS rounds a phase, $REPEATS phases each"
 seen=$($B doctor --json 2>/dev/null | jq -r '.other_readers.seen')

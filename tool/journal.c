@@ -18,7 +18,7 @@
 
 #define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
 #define BUSY_TIMEOUT_MS		5000
-#define PAGE_SIZE		16384		/* a new journal's pages */
+#define JOURNAL_PAGE_SIZE	16384		/* a new journal's pages */
 #define WAL_SIZE_LIMIT		(1 << 20)	/* checkpoint past it; journal_size_limit */
 #define CHECKPOINT_WAIT_MS	200
 #define AGE_CHECK_NS		(10LL * 1000000000)
@@ -562,7 +562,7 @@ static int migrate(struct journal *j)
 		 * bytes, which only slow drains make. Older journals keep
 		 * their page size. Retention shrinks the file (auto_vacuum).
 		 */
-		snprintf(sql, sizeof(sql), "PRAGMA page_size = %d", PAGE_SIZE);
+		snprintf(sql, sizeof(sql), "PRAGMA page_size = %d", JOURNAL_PAGE_SIZE);
 		err = exec(j, sql) ?: exec(j, "PRAGMA auto_vacuum = INCREMENTAL");
 		if (err)
 			return err;

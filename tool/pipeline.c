@@ -383,14 +383,55 @@ static void call_gone(struct pipeline *pl)
 
 /* ---- bytes read and not committed ---------------------------------------- */
 
+/* A kept buffer: from malloc while small (a cycle of many programs with a
+ * message each costs no syscall), a mapping from KEPT_MAPPED on, which
+ * grows by mremap(2): page tables move, not the bytes of a storm.
+ */
+#define KEPT_MAPPED	(1 << 20)
+
+static void kept_buf_free(char *buf, size_t cap)
+{
+	if (cap >= KEPT_MAPPED)
+		munmap(buf, cap);
+	else
+		free(buf);
+}
+
+static int kept_grow(struct kept *k, size_t need)
+{
+	size_t cap = need * 2;
+	char *tmp;
+
+	if (cap < KEPT_MAPPED) {
+		tmp = realloc(k->buf, cap);
+		if (!tmp)
+			return -ENOMEM;
+	} else if (k->cap >= KEPT_MAPPED) {
+		cap = (cap + KEPT_MAPPED - 1) & ~(size_t)(KEPT_MAPPED - 1);
+		tmp = mremap(k->buf, k->cap, cap, MREMAP_MAYMOVE);
+		if (tmp == MAP_FAILED)
+			return -ENOMEM;
+	} else {
+		cap = (cap + KEPT_MAPPED - 1) & ~(size_t)(KEPT_MAPPED - 1);
+		tmp = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (tmp == MAP_FAILED)
+			return -ENOMEM;
+		if (k->len)
+			memcpy(tmp, k->buf, k->len);
+		free(k->buf);
+	}
+	k->buf = tmp;
+	k->cap = cap;
+	return 0;
+}
+
 static void kept_free(struct kept *k)
 {
 	struct kept *next;
 
 	for (; k; k = next) {
 		next = k->next;
-		if (k->buf)
-			munmap(k->buf, k->cap);
+		kept_buf_free(k->buf, k->cap);
 		free(k);
 	}
 }
@@ -409,7 +450,6 @@ static size_t kept_bytes(const struct kept *k)
  * buffer by copies nor fault its pages in again.
  */
 #define KEPT_SPARE_MAX	(8 << 20)
-#define KEPT_PAGE	(64 << 10)	/* a kept buffer grows by mappings of this */
 
 static void kept_recycle(struct pipeline *pl)
 {
@@ -453,21 +493,13 @@ static struct kept *kept_entry(struct pipeline *pl, struct tracked *t, enum stre
 static int kept_add(struct pipeline *pl, struct tracked *t, enum stream s, const void *buf, size_t len)
 {
 	struct kept *k = kept_entry(pl, t, s);
-	size_t cap;
-	char *tmp;
 
 	if (!k)
 		return -ENOMEM;
-	if (k->len + len > k->cap) {
-		/* mapped, so that growing moves page tables, not bytes */
-		cap = ((k->len + len) * 2 + KEPT_PAGE - 1) & ~(size_t)(KEPT_PAGE - 1);
-		tmp = k->buf ? mremap(k->buf, k->cap, cap, MREMAP_MAYMOVE) :
-			       mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (tmp == MAP_FAILED)
-			return -ENOMEM;
-		k->buf = tmp;
-		k->cap = cap;
-	}
+	if (k->len + len > k->cap && kept_grow(k, k->len + len))
+		return -ENOMEM;
+	if (!len)
+		return 0;
 	memcpy(k->buf + k->len, buf, len);
 	k->len += len;
 	return 0;
