@@ -105,10 +105,11 @@ static int cycle(struct session *s, long *drained)
 	if (err)
 		return err;
 	/* idle cycles commit nothing: age limits still apply; a full file
-	 * system stops reads (the pipeline said so) and not the recorder
+	 * system or a journal locked by another process stops reads (the
+	 * pipeline says so) and not the recorder: pruning waits too
 	 */
 	err = journal__prune(s->journal);
-	return err == -ENOSPC ? 0 : err;
+	return err == -ENOSPC || err == -EBUSY ? 0 : err;
 }
 
 static int run(struct session *s)
