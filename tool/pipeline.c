@@ -359,6 +359,24 @@ static void release_rights(struct pipeline *pl)
 	}
 }
 
+void pipeline__let_go(struct pipeline *pl)
+{
+	struct tracked *t;
+	enum stream s;
+	size_t i;
+
+	for (i = 0; i < pl->cnt && pl->nclaimed && !pl->log; i++) {
+		t = pl->t[i];
+		for_each_stream(s) {
+			if (!t->claimed[stream_idx(s)] ||
+			    rescue__holds(rescue_of(pl), t->p.ident.id, STREAM_MASK(s)))
+				continue;
+			rescue__claim(rescue_of(pl), t->p.ident.id, s, RESCUE_ASK);
+			release(pl, t, s);
+		}
+	}
+}
+
 /* A program forgotten: its rights go, and the rescue forgets it. */
 static void release_all(struct pipeline *pl, struct tracked *t)
 {

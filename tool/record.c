@@ -118,7 +118,7 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !err) {
-		err = cycle(s, &drained);
+		err = session__suspend(s, cycle) ?: cycle(s, &drained);
 		if (!err)
 			session__wait(s, env.interval, drained > 0);
 	}
@@ -163,6 +163,7 @@ int do_record(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	session__catch_signals();
+	session__catch_suspend();
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;
