@@ -21,6 +21,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGTSTP)
 		suspend = 1;
+	else if (sig == SIGCONT)	/* continued before it could stop: not later */
+		suspend = 0;
 	else
 		stopped = 1;
 }
@@ -49,12 +51,16 @@ bool session__stopped(void)
 	return stopped;
 }
 
+/* SA_RESTART: a write blocked on a reader that does not read goes on
+ * waiting (no journal: nothing else keeps its events), not cut short.
+ */
 void session__catch_suspend(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
 	sigaddset(&ending, SIGTSTP);
 }
 
