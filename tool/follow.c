@@ -521,7 +521,8 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !nothing_left()) {
-		err = output_deferred_flush(false) ?: cycle(s, &drained);
+		err = session__suspend(s, cycle) ?: output_deferred_flush(false) ?:
+		      cycle(s, &drained);
 		if (err)
 			break;
 		if (nothing_left())
@@ -565,7 +566,8 @@ int do_follow(int argc, char **argv)
 		       "or, with -p only, when every followed program is unloaded (exit 0). Into a "
 		       "pipe whose reader does not read for now (| less, the pager held), up to "
 		       "1 MiB of output waits in memory and events in the journal, while follow "
-		       "goes on draining, so it keeps no stream from a record sharing the journal.",
+		       "goes on draining, so it keeps no stream from a record sharing the journal. "
+		       "Ctrl-Z (SIGTSTP) stops it after a last drain, its read rights let go.",
 	};
 	struct session_opts o = {
 		.what = "following programs",
@@ -584,6 +586,7 @@ int do_follow(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &now);
 	env.started_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
 	session__catch_signals();
+	session__catch_suspend();
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;

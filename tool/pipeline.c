@@ -120,6 +120,7 @@ struct pipeline {
 	unsigned long long rpruned_gen;
 	bool unseen_due;		/* journal: a look at the accounting is due */
 	unsigned long long mirror_dropped, mirror_lost;	/* pieces, reads: said */
+	int sink_err;			/* no journal: the sink failed; not shown since */
 };
 
 static long long ns_of(const struct timespec *ts)
@@ -162,6 +163,32 @@ static int record_sites(struct tracked *t, const struct fault *f)
 	return err;
 }
 
+static int kept_add(struct pipeline *pl, struct tracked *t, enum stream s, const void *buf, size_t len);
+
+/* No journal: once the sink failed (a reader gone, output cut short by a
+ * signal), the event it failed on and every later one of the bytes read
+ * are kept (pipeline__keep() spills them), not dropped. Reassembly goes
+ * on to the read's end, so that what it holds after is the stream's.
+ */
+static int show(struct tracked *t, const struct pipe_event *pe)
+{
+	struct pipeline *pl = t->pl;
+	const struct event *ev = pe->ev;
+	int err;
+
+	if (pl->feeding)	/* another reader's: not ours to keep */
+		return pl->ops.sink(pe, pl->ops.ctx);
+	err = pl->sink_err ? 0 : pl->ops.sink(pe, pl->ops.ctx);
+	if (!err && !pl->sink_err)
+		return 0;
+	if (!pl->sink_err)
+		pl->sink_err = err;
+	err = kept_add(pl, t, ev->stream, ev->text, ev->len);
+	if (!err && ev->kind == EV_MESSAGE && !ev->partial)
+		err = kept_add(pl, t, ev->stream, "\n", 1);
+	return err;
+}
+
 static int on_event(const struct event *ev, void *ctx)
 {
 	struct tracked *t = ctx;
@@ -173,7 +200,7 @@ static int on_event(const struct event *ev, void *ctx)
 	if (ev->fault && pl->ops.sym)	/* faults and stack dumps */
 		symbolizer__warm(pl->ops.sym, ev->fault);
 	if (!pl->ops.journal)
-		return pl->ops.sink(&pe, pl->ops.ctx);
+		return show(t, &pe);
 	err = journal__add_event(pl->ops.journal, t->p.row, &pe.ts, ev, pl->feeding);
 	if (!err && ev->fault && pl->ops.sym)
 		err = record_sites(t, ev->fault);
@@ -331,6 +358,24 @@ static void release_rights(struct pipeline *pl)
 			if (t->claimed[stream_idx(s)] &&
 			    !rescue__keep(rescue_of(pl), t->p.ident.id, s))
 				release(pl, t, s);
+	}
+}
+
+void pipeline__let_go(struct pipeline *pl)
+{
+	struct tracked *t;
+	enum stream s;
+	size_t i;
+
+	for (i = 0; i < pl->cnt && pl->nclaimed && !pl->log; i++) {
+		t = pl->t[i];
+		for_each_stream(s) {
+			if (!t->claimed[stream_idx(s)] ||
+			    rescue__holds(rescue_of(pl), t->p.ident.id, STREAM_MASK(s)))
+				continue;
+			rescue__claim(rescue_of(pl), t->p.ident.id, s, RESCUE_ASK);
+			release(pl, t, s);
+		}
 	}
 }
 
@@ -668,8 +713,8 @@ static int on_bytes(__u32 id, enum stream s, const void *buf, size_t len, void *
 
 	(void)id;
 	t->bytes_read[stream_idx(s)] += len;
-	if (!pl->ops.journal)
-		return reasm__feed(t->reasm[stream_idx(s)], buf, len);
+	if (!pl->ops.journal)	/* no more reads once the sink failed */
+		return reasm__feed(t->reasm[stream_idx(s)], buf, len) ?: pl->sink_err;
 	err = take_bytes(t, s, buf, len);
 	pl->room -= 2LL * len;
 	if (!err && !room_for_read(pl)) {
@@ -2161,9 +2206,32 @@ static int spill_unshown(struct pipeline *pl)
 	return err;
 }
 
+/* No journal: what reassembly holds (a line without its end, a report
+ * cut short), before what the rescue holds: they come in that order.
+ */
+static int keep_reasm(struct pipeline *pl)
+{
+	const void *held;
+	struct tracked *t;
+	size_t i, len;
+	enum stream s;
+	int err = 0;
+
+	for (i = 0; i < pl->cnt && !err && !pl->ops.journal; i++) {
+		t = pl->t[i];
+		for_each_stream(s) {
+			if (err || !t->reasm[stream_idx(s)])
+				continue;
+			reasm__held(t->reasm[stream_idx(s)], &held, &len);
+			err = len ? kept_add(pl, t, s, held, len) : 0;
+		}
+	}
+	return err;
+}
+
 int pipeline__keep(struct pipeline *pl)
 {
-	int err = keep_held(pl), kerr;
+	int err = keep_reasm(pl) ?: keep_held(pl), kerr;
 
 	kerr = pl->ops.journal ? flush_kept(pl) : spill_unshown(pl);
 	return err ?: kerr;
@@ -2176,6 +2244,7 @@ int pipeline__flush(struct pipeline *pl)
 
 	for (i = 0; i < pl->cnt; i++)
 		err = err ?: tracked_flush(pl->t[i]);
+	err = err ?: pl->sink_err;	/* no journal: pipeline__keep() spills */
 	return err ?: pl->ops.journal ? keep_held(pl) ?: flush_kept(pl) : 0;
 }
 

@@ -163,6 +163,11 @@ int pipeline__allow_rescue(struct pipeline *pl);
  */
 #define PIPELINE_RIGHT_WAIT	1.0
 bool pipeline__claims(const struct pipeline *pl);
+/* The rescue stopped and drained: every read right whose stream it holds
+ * nothing of, and nothing read waits for a commit, goes now (a process
+ * about to stop, SIGTSTP: other processes read its streams meanwhile).
+ */
+void pipeline__let_go(struct pipeline *pl);
 /* The rescue holds bytes read ahead, for any program: a drain hands out
  * DRAIN_MAX of a stream at most (rescue.c), so a last drain after a storm
  * repeats the cycle while this is true and the cycle drained bytes (the

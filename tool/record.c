@@ -105,10 +105,11 @@ static int cycle(struct session *s, long *drained)
 	if (err)
 		return err;
 	/* idle cycles commit nothing: age limits still apply; a full file
-	 * system stops reads (the pipeline said so) and not the recorder
+	 * system or a journal locked by another process stops reads (the
+	 * pipeline says so) and not the recorder: pruning waits too
 	 */
 	err = journal__prune(s->journal);
-	return err == -ENOSPC ? 0 : err;
+	return err == -ENOSPC || err == -EBUSY ? 0 : err;
 }
 
 static int run(struct session *s)
@@ -117,7 +118,7 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !err) {
-		err = cycle(s, &drained);
+		err = session__suspend(s, cycle) ?: cycle(s, &drained);
 		if (!err)
 			session__wait(s, env.interval, drained > 0);
 	}
@@ -162,6 +163,7 @@ int do_record(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	session__catch_signals();
+	session__catch_suspend();
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;

@@ -361,10 +361,23 @@ static void *rescue_main(void *arg)
 	return NULL;
 }
 
+static int spawn(struct rescue *r)
+{
+	sigset_t all, old;
+	int err;
+
+	/* signals are the main thread's: its ppoll() is what they end */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&r->thread, NULL, rescue_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r->running = !err;
+	return err;
+}
+
 int rescue__start(struct rescue **out, struct fill *f)
 {
 	struct rescue *r = calloc(1, sizeof(*r));
-	sigset_t all, old;
 	int err;
 
 	if (!r)
@@ -381,14 +394,9 @@ int rescue__start(struct rescue **out, struct fill *f)
 		err = -errno;
 		goto err_close;
 	}
-	/* signals are the main thread's: its ppoll() is what they end */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&r->thread, NULL, rescue_main, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = spawn(r);
 	if (err)
 		goto err_close_notify;
-	r->running = true;
 	/* No transparent huge pages for this process: khugepaged collapses
 	 * a process's memory into them under its mm's locks, and a fault of
 	 * ours in that range waits. In the lab (one vCPU under qemu, THP
@@ -416,11 +424,27 @@ void rescue__stop(struct rescue *r)
 
 	if (!r || !r->running)
 		return;
-	if (write(r->stop_fd, &one, sizeof(one)) == sizeof(one))
+	if (write(r->stop_fd, &one, sizeof(one)) == sizeof(one)) {
 		pthread_join(r->thread, NULL);
-	else
+		/* read back: a thread started again does not stop at once */
+		if (read(r->stop_fd, &one, sizeof(one)) != sizeof(one)) {
+			/* the stop stays asked: rescue__resume() says so */
+		}
+	} else {
 		pthread_cancel(r->thread), pthread_join(r->thread, NULL);
+	}
 	r->running = false;
+}
+
+int rescue__resume(struct rescue *r)
+{
+	struct pollfd p = { .fd = r ? r->stop_fd : -1, .events = POLLIN };
+
+	if (!r || r->running)
+		return 0;
+	if (poll(&p, 1, 0) != 0)
+		return -EIO;	/* the stop still asked */
+	return spawn(r);
 }
 
 void rescue__free(struct rescue *r)

@@ -57,6 +57,8 @@ enum rescue_claim {
 int rescue__start(struct rescue **out, struct fill *f);
 /* Stops and joins the thread: the held bytes stay, for the last drains. */
 void rescue__stop(struct rescue *r);
+/* The thread again after rescue__stop(), with what it holds. 0, -errno. */
+int rescue__resume(struct rescue *r);
 /* Held bytes not handed out are lost: drain first. */
 void rescue__free(struct rescue *r);
 /* What the thread may read: programs ids[] (sorted), streams (mask), and

@@ -14,13 +14,17 @@
 #include "readers.h"
 #include "session.h"
 
-static volatile sig_atomic_t stopped;
-static sigset_t ending;		/* the signals that end a session */
+static volatile sig_atomic_t stopped, suspend;
+static sigset_t ending;		/* the signals that end a session's wait */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopped = 1;
+	if (sig == SIGTSTP)
+		suspend = 1;
+	else if (sig == SIGCONT)	/* continued before it could stop: not later */
+		suspend = 0;
+	else
+		stopped = 1;
 }
 
 /* No SA_RESTART: a write blocked on a reader that does not read is cut
@@ -47,6 +51,53 @@ bool session__stopped(void)
 	return stopped;
 }
 
+/* SA_RESTART: a write blocked on a reader that does not read goes on
+ * waiting (no journal: nothing else keeps its events), not cut short.
+ */
+void session__catch_suspend(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
+	sigaddset(&ending, SIGTSTP);
+}
+
+/* Stopped for real, as SIGTSTP's default action does; back on SIGCONT. */
+static void stop_here(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGTSTP, &dfl, &old);
+	raise(SIGTSTP);
+	sigaction(SIGTSTP, &old, NULL);
+}
+
+int session__suspend(struct session *s, int (*cycle)(struct session *s, long *drained))
+{
+	long drained;
+	int err = 0;
+
+	if (!suspend)
+		return 0;
+	suspend = 0;
+	session__quiesce(s);
+	pipeline__forget_dry(s->pl);
+	do
+		err = cycle(s, &drained);
+	while (!err && drained > 0 && pipeline__holds(s->pl));
+	if (!err)
+		pipeline__let_go(s->pl);
+	fflush(stdout);
+	stop_here();
+	/* the rescue reads again: at the next wait, as at the first */
+	if (drainer__rescue(s->drainer) && rescue__resume(drainer__rescue(s->drainer)))
+		s->rescue_err = -EIO;
+	return err;
+}
+
 /* The ending signals are blocked from the check of the flag until ppoll()
  * lets them in, atomically: one that comes just before the sleep is not
  * slept through. A descriptor < 0 is none (ppoll() skips it): with both,
@@ -65,7 +116,7 @@ static void wait_fds(int fd, int other, double secs)
 	sigset_t open;
 
 	sigprocmask(SIG_BLOCK, &ending, &open);
-	if (!stopped)
+	if (!stopped && !suspend)
 		ppoll(pfd, 3, &ts, &open);
 	sigprocmask(SIG_SETMASK, &open, NULL);
 }
@@ -98,7 +149,7 @@ static void wait_ticking(struct session *s, double secs)
 	double end = mono_now() + secs, left;
 	unsigned int tick = 0;
 
-	while (!stopped && (left = end - mono_now()) > 0) {
+	while (!stopped && !suspend && (left = end - mono_now()) > 0) {
 		wait_fd(-1, left < FILL_TICK ? left : FILL_TICK);
 		if (progs__filling(s->progs, ++tick % FILL_TICK_ALL == 0) > 0)
 			return;
