@@ -200,6 +200,16 @@ reported_progs() {
 # a list change, which every reader sees on any kernel.
 fixture_added() { holder_cmd "$1" blip > /dev/null; }
 
+# holder_lines VAR N: N lines of 500 bytes written to the stdout of the
+# holder's writer; how many the kernel took (a write returned 0)
+holder_lines() { holder_cmd "$1" "lines 1 $2 500" | tr ' ' '\n' | grep -c '^0$'; }
+
+# sql1 DB SQL: the first column of SQL's first row in the SQLite file DB,
+# by Python's sqlite3 (an oracle independent of bpfstderr); empty: no row
+sql1() {
+	python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$1" "$2"
+}
+
 # tmux: the test's own server (TMUX_TMPDIR above); S names its session.
 screen() { tmux capture-pane -p -t "${1:-$S}"; }	# screen [SESSION]
 wait_for() {	# wait_for TEXT [SESSION]: up to 60 s for TEXT on the screen

@@ -15,11 +15,17 @@ id=$(prog_id H writer)
 served() { [ "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" = "$(stat -c %s "$d/$id.2")" ]; }
 nothing_served() { [ "$(cat "$d/$id.2.off" 2>/dev/null || echo 0)" = 0 ]; }
 
-LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-	"$BPFSTDERR" record -d 0.2 --journal "$J" 2> "$t/rec.err" & rpid=$!
-check "record's first cycle done" wait_asleep "$rpid"
-# Python's sqlite3 takes the write lock and keeps it until told
-python3 -c '
+# record ERR [ARGS...]: record on the journal, the shim serving the stream
+record_bg() {
+	local err=$1
+	shift
+	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+		"$BPFSTDERR" record -d 0.2 "$@" --journal "$J" 2> "$err" & rpid=$!
+}
+# lock_bg LOCKED RELEASE: Python's sqlite3 takes the write lock, says so
+# (creates LOCKED) and keeps it until RELEASE exists
+lock_bg() {
+	python3 -c '
 import os, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("begin immediate")
@@ -27,7 +33,11 @@ open(sys.argv[2], "w").close()
 while not os.path.exists(sys.argv[3]):
 	time.sleep(0.05)
 c.execute("commit")
-' "$J" "$t/locked" "$t/release" & lpid=$!
+' "$J" "$1" "$2" & lpid=$!
+}
+record_bg "$t/rec.err"
+check "record's first cycle done" wait_asleep "$rpid"
+lock_bg "$t/locked" "$t/release"
 check "the journal is locked" wait_until 60 test -e "$t/locked"
 printf 'while locked %d\n' $(seq 1 5) > "$d/$id.2"
 fixture_added H
@@ -50,18 +60,9 @@ check_eq "the journal has the 5 messages" \
 # the lock still held. --max-age 4s: a check every second. The failure
 # is an event (record exits); its absence is watched for three checks'
 # waits (16 s).
-LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
-	"$BPFSTDERR" record -d 0.2 --max-age 4s --journal "$J" 2> "$t/rec2.err" & rpid=$!
+record_bg "$t/rec2.err" --max-age 4s
 check "record (--max-age 4s) started" wait_asleep "$rpid"
-python3 -c '
-import os, sqlite3, sys, time
-c = sqlite3.connect(sys.argv[1], isolation_level=None)
-c.execute("begin immediate")
-open(sys.argv[2], "w").close()
-while not os.path.exists(sys.argv[3]):
-	time.sleep(0.05)
-c.execute("commit")
-' "$J" "$t/locked2" "$t/release2" & lpid=$!
+lock_bg "$t/locked2" "$t/release2"
 check "the journal is locked again" wait_until 60 test -e "$t/locked2"
 printf 'while locked long %d\n' $(seq 1 5) > "$d/$id.2"
 fixture_added H

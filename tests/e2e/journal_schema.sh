@@ -6,9 +6,7 @@
 . tests/lib.sh
 
 d=$(mktmp)
-pyq() {	# DB SQL: the first column of the first row
-	python3 -c "import sqlite3,sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$@"
-}
+pyq() { sql1 "$@"; }
 
 db=$d/new/dir/journal.db
 mkdir -p "$d/new"

@@ -15,9 +15,9 @@ lab_start
 J=$out/j.db
 start_holder W writer || { fail "holdprog writer loads"; finish; }
 wid=$(prog_id W writer)
-sq() { python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$J" "$1"; }
+sq() { sql1 "$J" "$1"; }
 kept() { [ "$(sq "select count(*) from events e join progs p on p.row = e.prog where p.id = $wid and e.stream = 1")" = "$1" ]; }
-lines() { holder_cmd W "lines 1 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
+lines() { holder_lines W "$1"; }
 no_room() {	# the pipe takes no more: no POLLOUT on our own (read-write) end of it
 	python3 -c 'import select, sys
 p = select.poll(); p.register(int(sys.argv[1]), select.POLLOUT)

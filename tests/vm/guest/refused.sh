@@ -17,7 +17,7 @@ J=$out/j.db
 start_holder W writer || { fail "holdprog writer loads"; finish; }
 wid=$(prog_id W writer)
 fills() { bpftool prog show name fill_commit -j 2>/dev/null | jq length; }
-sq() { python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$J" "$1"; }
+sq() { sql1 "$J" "$1"; }
 refused_err() { sq "select quote(refused_err) from progs where id = $wid order by row desc limit 1"; }
 
 "$BPFSTDERR" record -d 0.5 --journal "$J" --metrics-address "127.0.0.1:$MP" 2> "$out/rec.err" & rpid=$!

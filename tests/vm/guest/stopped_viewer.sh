@@ -16,9 +16,9 @@ lab_start
 J=$out/j.db
 start_holder W writer || { fail "holdprog writer loads"; finish; }
 wid=$(prog_id W writer)
-sq() { python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$J" "$1"; }
+sq() { sql1 "$J" "$1"; }
 kept() { [ "$(sq "select count(*) from events e join progs p on p.row = e.prog where p.id = $wid and e.stream = 1")" = "$1" ]; }
-lines() { holder_cmd W "lines 1 $1 500" | tr ' ' '\n' | grep -c '^0$'; }
+lines() { holder_lines W "$1"; }
 drained() { [ "$(capacity "$wid" stdout)" = 0 ]; }
 stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
 # the stream's read right: an OFD lock on byte 2^40 + 2 * id of the journal
