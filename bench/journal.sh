@@ -9,6 +9,7 @@
 # Needs root. usage: bench/journal.sh [N] [REPEATS]
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh	# hold_idle
 n=${1:-1000} reps=${2:-200}
 make -s bench tests-build
 dir=$(mktemp -d /var/tmp/bpfstderr-bench.XXXXXX)	# a disk, not tmpfs: fsync is real
@@ -22,13 +23,7 @@ echo "== 2. idle drain cycle"
 build/bench/drain_cycle "$n" 20 "$dir"
 
 echo "== 3. follow --all over an injected stream"
-mkfifo "$dir/in"
-build/tests/holdprog writer < "$dir/in" > "$dir/out" &
-holder=$!
-exec 3> "$dir/in"
-while ! grep -q '^ready' "$dir/out"; do sleep 0.2; done
-id=$(awk '/^prog/ { print $2; exit }' "$dir/out")
-echo "write 2 1 4" >&3	# bytes accounted on stderr, so it is read
+hold_idle 0	# bytes accounted on stderr, so it is read
 for i in $(seq "$reps"); do
 	cat tests/fixtures/upstream-6.18.txt
 	seq -f "message %g between the reports" 500

@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared by the benches: those that measure a long-running bpfstderr over
-# idle programs (top_cpu.sh, record_metrics.sh; sourced after `dir` is
-# set), and those that run in the kernel lab (storm.sh, cost.sh: in_lab).
+# a held writer and idle programs (top_cpu.sh, record_metrics.sh,
+# record_cost.sh, journal.sh; hold_idle after `dir` is set), and those that run in the kernel lab (storm.sh, cost.sh: in_lab).
 
-# hold_idle N: holdprog with one writer and N idle programs, its commands
-# on fd 3; sets holder (its pid) and id (the writer's program id), and
-# writes once to the writer's stderr so that it has bytes accounted and
-# drainers read it.
+# hold_idle N: holdprog with one writer and N idle programs (none: 0),
+# its commands on fd 3; sets holder (its pid) and id (the writer's program
+# id), and writes once to the writer's stderr so that it has bytes
+# accounted and drainers read it.
 hold_idle() {
+	local idle=
+	[ "$1" -gt 0 ] && idle="idle $1"
 	mkfifo "$dir/in"
-	build/tests/holdprog writer idle "$1" < "$dir/in" > "$dir/out" &
+	# shellcheck disable=SC2086
+	build/tests/holdprog writer $idle < "$dir/in" > "$dir/out" &
 	holder=$!
 	exec 3> "$dir/in"
 	while ! grep -q '^ready' "$dir/out"; do sleep 0.2; done

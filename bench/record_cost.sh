@@ -23,12 +23,7 @@ dir=$(mktemp -d /var/tmp/bpfstderr-bench.XXXXXX)	# a disk, not tmpfs: fsync is r
 cleanup() { kill "${holder:-}" 2>/dev/null || true; rm -rf "$dir" "$TEST_ROOT"; }
 trap cleanup EXIT
 
-mkfifo "$dir/in"
-build/tests/holdprog writer < "$dir/in" > "$dir/out" &
-holder=$!
-exec 3> "$dir/in"
-while ! grep -q '^ready' "$dir/out"; do sleep 0.1; done
-id=$(awk '/^prog/ { print $2; exit }' "$dir/out")
+hold_idle 0
 # the reports of the fixture (as the kernel writes them), their BPF frames
 # made the holder's program's own, as a storm of its faults would have it
 tag=$(bpftool prog show id "$id" --json | jq -r .tag)

@@ -205,9 +205,10 @@ fixture_added() { holder_cmd "$1" blip > /dev/null; }
 holder_lines() { holder_cmd "$1" "lines 1 $2 500" | tr ' ' '\n' | grep -c '^0$'; }
 
 # sql1 DB SQL: the first column of SQL's first row in the SQLite file DB,
-# by Python's sqlite3 (an oracle independent of bpfstderr); empty: no row
+# by Python's sqlite3 (an oracle independent of bpfstderr; it waits up
+# to 60 s for a writer's lock); empty: no row
 sql1() {
-	python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$1" "$2"
+	python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1], timeout=60).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$1" "$2"
 }
 
 # tmux: the test's own server (TMUX_TMPDIR above); S names its session.

@@ -893,7 +893,6 @@ int journal__begin(struct journal *j)
 	return err;
 }
 
-/* The drainer says where the bytes of a failed transaction went. */
 /* ---- what a transaction adds up ------------------------------------------------ */
 
 /* The transaction's counts into totals and mirrored, a statement each. */
@@ -992,6 +991,7 @@ void journal__rollback(struct journal *j)
 	sites_forget(j, false);
 }
 
+/* The drainer says where the bytes of a failed transaction went. */
 void journal__add_error(struct journal *j, const char *fmt, ...)
 {
 	size_t n = strlen(j->err);
@@ -1638,9 +1638,9 @@ static int prune_age(struct journal *j)
 	return done(j, st);
 }
 
-/* Unloaded programs with nothing left to show go, with what hangs off them. */
-/* Programs gone from the journal free their rows for reuse: what this
- * process remembers of sites goes too.
+/* Unloaded programs with nothing left to show go, with what hangs off
+ * them. Their rows are free for reuse: what this process remembers of
+ * sites (site_seen()) goes too.
  */
 static int prune_progs(struct journal *j)
 {

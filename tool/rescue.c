@@ -421,15 +421,17 @@ err_free:
 void rescue__stop(struct rescue *r)
 {
 	__u64 one = 1;
+	ssize_t got;
 
 	if (!r || !r->running)
 		return;
 	if (write(r->stop_fd, &one, sizeof(one)) == sizeof(one)) {
 		pthread_join(r->thread, NULL);
-		/* read back: a thread started again does not stop at once */
-		if (read(r->stop_fd, &one, sizeof(one)) != sizeof(one)) {
-			/* the stop stays asked: rescue__resume() says so */
-		}
+		/* read back, so that a thread started again does not stop at
+		 * once; a stop left asked, rescue__resume() finds and says
+		 */
+		got = read(r->stop_fd, &one, sizeof(one));
+		(void)got;
 	} else {
 		pthread_cancel(r->thread), pthread_join(r->thread, NULL);
 	}

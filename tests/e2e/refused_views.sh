@@ -20,7 +20,7 @@ shimmed() {	# shimmed ARGS... &: bpfstderr in the background, $! its pid
 	LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
 		exec "$BPFSTDERR" "$@"
 }
-sq() { python3 -c "import sqlite3, sys; r = sqlite3.connect(sys.argv[1], timeout=60).execute(sys.argv[2]).fetchone(); print(r[0] if r else '')" "$J" "$1"; }
+sq() { sql1 "$J" "$1"; }
 # what a keeper adds to the journal (journal__add_refused): N more
 add_refused() {
 	python3 -c "import sqlite3, sys
