@@ -25,14 +25,6 @@ struct {
 	__uint(max_entries, MIRROR_RING);
 } mirror SEC(".maps");
 
-/* a record is built here: too big for the stack */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct mirror_rec);
-} scratch SEC(".maps");
-
 /* reads whose tail not even a header could say (the ring was full) */
 __u64 mirror_lost;
 /* our own tgid in the kernel's initial namespace, learned at our first
@@ -53,35 +45,84 @@ const volatile __u32 self_pid;
 #define MIRROR_HDR	offsetof(struct mirror_rec, data)
 
 /* A reader that reads in a loop would wake bpfstderr on every read (a
- * cycle, a commit): it is woken only once the ring is a quarter full,
- * and takes the rest at its next cycle.
+ * cycle, a commit): it is woken once the ring is a quarter full, and
+ * takes the rest at its next cycle. Once: "mirror_armed" is cleared by
+ * the wake and set again by bpfstderr when it has taken what the ring
+ * held (tool/readers.c), so a reader that outruns it costs one wake per
+ * take, not an interrupt per read.
  */
+__u64 mirror_armed;
+
 static __u64 wake_flags(void)
 {
-	return bpf_ringbuf_query(&mirror, BPF_RB_AVAIL_DATA) > MIRROR_RING / 4 ?
-	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&mirror, BPF_RB_AVAIL_DATA) <= MIRROR_RING / 4 ||
+	    !__sync_lock_test_and_set(&mirror_armed, 0))
+		return BPF_RB_NO_WAKEUP;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
-/* What the read returned, MIRROR_CHUNK bytes a record, in order. A piece
- * the ring refuses ends the copy with a header that says how many bytes
- * were not copied, so the reader of the ring knows where the gap is.
+/* Since 6.16 (streams came in 6.17; tool/readers.c checks): user memory
+ * read straight into a ring record of any size.
  */
-static void mirror_read(struct bpf_prog *prog, const struct reader_key *k,
-			const struct reader_rec *r, void *buf, __u32 ret)
-{
-	struct mirror_rec *m;
-	__u32 zero = 0, off, n;
-	int i;
+extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
+				      const void *unsafe_ptr__ign) __ksym;
 
-	m = bpf_map_lookup_elem(&scratch, &zero);
-	if (!m)
-		return;
+/* A piece's header, written in its ring record: its bytes, if any,
+ * follow.
+ */
+static void mirror_hdr(struct mirror_rec *m, struct bpf_prog *prog, const struct reader_key *k,
+		       const struct reader_rec *r, __u32 off, __u32 len, __u32 missed)
+{
 	m->ns = r->last_ns;
 	prog_id_read(&m->prog, prog);
 	m->stream = k->stream;
 	m->pid = r->pid;
-	m->missed = 0;
+	m->off = off;
+	m->len = len;
+	m->missed = missed;
+	m->gap = off ? 0 : r->gap;
 	__builtin_memcpy(m->comm, r->comm, sizeof(m->comm));
+}
+
+/* One piece, n bytes of the read's from off, copied once: from the
+ * reader's buffer into a ring record sized for them. -1: not mirrored
+ * (the ring is full, or the buffer could not be read).
+ */
+static int mirror_piece(struct bpf_prog *prog, const struct reader_key *k,
+			struct reader_rec *r, void *buf, __u32 off, __u32 n)
+{
+	struct bpf_dynptr dp;
+	struct mirror_rec *m;
+
+	if (bpf_ringbuf_reserve_dynptr(&mirror, MIRROR_HDR + n, 0, &dp))
+		goto discard;
+	m = bpf_dynptr_data(&dp, 0, MIRROR_HDR);
+	if (!m)
+		goto discard;
+	mirror_hdr(m, prog, k, r, off, n, 0);
+	if (bpf_probe_read_user_dynptr(&dp, MIRROR_HDR, n, buf + off))
+		goto discard;
+	bpf_ringbuf_submit_dynptr(&dp, wake_flags());
+	r->gap = 0;
+	return 0;
+discard:
+	bpf_ringbuf_discard_dynptr(&dp, 0);
+	return -1;
+}
+
+/* What the read returned, MIRROR_CHUNK bytes a record, in order. A piece
+ * the ring refuses ends the copy with a header that says how many bytes
+ * were not copied, so the reader of the ring knows where the gap is; a
+ * read of which not even that fits is counted, and the first record of
+ * the stream's next read says so (gap).
+ */
+static void mirror_read(struct bpf_prog *prog, const struct reader_key *k,
+			struct reader_rec *r, void *buf, __u32 ret)
+{
+	struct mirror_rec *m;
+	__u32 off, n;
+	int i;
+
 	/* offsets from i alone: the verifier's states at the loop's head
 	 * differ only by i, and each iteration is verified once
 	 */
@@ -92,20 +133,21 @@ static void mirror_read(struct bpf_prog *prog, const struct reader_key *k,
 		n = ret - off;
 		if (n > MIRROR_CHUNK)
 			n = MIRROR_CHUNK;
-		m->off = off;
-		m->len = n;
-		if (bpf_probe_read_user(m->data, n, buf + off) ||
-		    bpf_ringbuf_output(&mirror, m, MIRROR_HDR + n, wake_flags()))
+		if (mirror_piece(prog, k, r, buf, off, n))
 			break;
 	}
 	off = i * MIRROR_CHUNK;
 	if (off >= ret)
 		return;
-	m->off = off;
-	m->len = 0;
-	m->missed = ret - off;
-	if (bpf_ringbuf_output(&mirror, m, MIRROR_HDR, BPF_RB_FORCE_WAKEUP))
+	m = bpf_ringbuf_reserve(&mirror, MIRROR_HDR, 0);
+	if (!m) {
 		__sync_fetch_and_add(&mirror_lost, 1);
+		r->gap = 1;
+		return;
+	}
+	mirror_hdr(m, prog, k, r, off, 0, ret - off);
+	bpf_ringbuf_submit(m, wake_flags());
+	r->gap = 0;
 }
 
 /* Another bpfstderr (its main or rescue thread, which keep the process's
@@ -142,9 +184,11 @@ static void new_reader(struct bpf_prog *prog, const struct reader_key *k,
 	r.bytes = (v ? v->bytes : 0) + ret;
 	bpf_get_current_comm(r.comm, sizeof(r.comm));
 	r.peer = peer(r.comm);
-	bpf_map_update_elem(&readers, k, &r, BPF_ANY);
+	/* the stream's bytes go on from the last reader's */
+	r.gap = v ? v->gap : 0;
 	if (ret > 0 && !r.peer)
 		mirror_read(prog, k, &r, buf, ret);
+	bpf_map_update_elem(&readers, k, &r, BPF_ANY);
 }
 
 /* Every read of every program's stream on the host comes here: the

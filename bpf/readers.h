@@ -40,12 +40,15 @@ struct reader_rec {
 	 */
 	__u32 tgid;
 	__u32 peer;		/* another bpfstderr: not mirrored */
+	__u32 gap;		/* a read was lost since the last mirrored piece */
 	char comm[TASK_COMM_LEN];	/* the reading thread's */
 };
 
 /* A piece of what a read of another process returned: its bytes from
  * off, len of them. missed: bytes from off + len on that were not copied
- * (the ring was full, or past MIRROR_CHUNKS). The pieces of one read
+ * (the ring was full, or past MIRROR_CHUNKS). gap: on a read's first
+ * piece, reads of the stream before it were lost whole (not even a header
+ * fitted: mirror_lost). The pieces of one read
  * share ns, and come in order. The program's whole identity comes along:
  * it may be unloaded before bpfstderr takes the piece (a scheduler that
  * read its last report and exits).
@@ -58,6 +61,7 @@ struct mirror_rec {
 	__u32 off;
 	__u32 len;
 	__u32 missed;
+	__u32 gap;
 	char comm[TASK_COMM_LEN];
 	char data[MIRROR_CHUNK];
 };

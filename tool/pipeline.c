@@ -56,6 +56,7 @@ struct mirq {
 	enum stream stream;
 	struct reader_id who;
 	size_t missed;
+	bool gap;
 	bool fed;
 	int waits;
 	size_t len;
@@ -1234,14 +1235,22 @@ static long drain_all(struct pipeline *pl, const struct prog_list *now, bool may
 
 /* ---- mirrored reads (readers.h) ---------------------------------------------- */
 
+/* A piece dropped (too much waits, or no memory) is still queued as a
+ * cut, its bytes missed: what is held of its stream ends there, and is
+ * not joined to the next piece's.
+ */
 static int mirq_take(const struct mirrored *m, void *ctx)
 {
 	struct pipeline *pl = ctx;
+	size_t len = m->len;
 	struct mirq *q;
 
-	if (pl->mq_bytes + m->len > MIRQ_MAX || !(q = malloc(sizeof(*q) + m->len))) {
+	if (pl->mq_bytes + len > MIRQ_MAX || !(q = malloc(sizeof(*q) + len))) {
 		pl->mirror_dropped++;
-		return 0;
+		len = 0;
+		q = malloc(sizeof(*q));
+		if (!q)
+			return 0;
 	}
 	q->next = NULL;
 	memset(&q->prog, 0, sizeof(q->prog));
@@ -1249,14 +1258,15 @@ static int mirq_take(const struct mirrored *m, void *ctx)
 	memcpy(q->prog.kname, m->kname, sizeof(q->prog.kname));
 	q->stream = m->stream;
 	q->who = m->who;
-	q->missed = m->missed;
+	q->missed = m->missed + m->len - len;
+	q->gap = m->gap;
 	q->fed = false;
 	q->waits = 0;
-	q->len = m->len;
-	memcpy(q->buf, m->buf, m->len);
+	q->len = len;
+	memcpy(q->buf, m->buf, len);
 	*pl->mq_tail = q;
 	pl->mq_tail = &q->next;
-	pl->mq_bytes += m->len;
+	pl->mq_bytes += len;
 	return 0;
 }
 
@@ -1293,8 +1303,9 @@ static void say_mirror_loss(struct pipeline *pl)
 }
 
 /* A piece into its stream's reassembly, as if read here, the events
- * marked with its reader. What its read returned past it and was not
- * copied (missed) cuts the stream: what is held ends there.
+ * marked with its reader. Reads lost before it (gap), and what its read
+ * returned past it and was not copied (missed), cut the stream: what is
+ * held ends there.
  */
 static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct mirq *q)
 {
@@ -1303,6 +1314,8 @@ static int mirror_feed_one(struct pipeline *pl, struct tracked *t, const struct 
 	if (pl->ops.journal)
 		err = stream_open(t, q->stream);
 	pl->feeding = &q->who;
+	if (!err && q->gap)
+		err = reasm__flush(t->reasm[i]);
 	err = err ?: reasm__feed(t->reasm[i], q->buf, q->len);
 	if (!err && q->missed)
 		err = reasm__flush(t->reasm[i]);

@@ -60,6 +60,7 @@ static int on_mirror(void *ctx, void *data, size_t size)
 	m.buf = rec->data;
 	m.len = rec->len;
 	m.missed = rec->missed;
+	m.gap = rec->gap;
 	return r->fn(&m, r->ctx);
 }
 
@@ -71,6 +72,8 @@ int readers__open(struct readers **out)
 
 	if (!kbtf_has_func("bpf_prog_stream_read"))
 		return -EOPNOTSUPP;	/* no streams, or not the read we know */
+	if (!kbtf_has_func("bpf_probe_read_user_dynptr"))
+		return -EOPNOTSUPP;	/* the mirror's one copy (6.16): streams came after it */
 	if (stat("/proc/self/ns/pid", &st))
 		return -errno;
 	r = calloc(1, sizeof(*r));
@@ -92,6 +95,7 @@ int readers__open(struct readers **out)
 		err = -errno;
 		goto err_destroy;
 	}
+	r->skel->bss->mirror_armed = 1;
 	*out = r;
 	return 0;
 
@@ -163,6 +167,8 @@ int readers__mirror(struct readers *r, mirror_fn fn, void *ctx)
 	r->fn = fn;
 	r->ctx = ctx;
 	n = ring_buffer__consume(r->rb);
+	/* taken: the ring's next quarter wakes us again (readers.bpf.c) */
+	__atomic_store_n(&r->skel->bss->mirror_armed, 1, __ATOMIC_RELEASE);
 	return n < 0 ? n : 0;
 }
 

@@ -57,6 +57,10 @@ struct mirrored {
 	const void *buf;
 	size_t len;
 	size_t missed;		/* bytes after these that were not copied */
+	/* reads of the stream before this one were lost whole (the ring was
+	 * full): what is held of it ends before these bytes
+	 */
+	bool gap;
 };
 
 /* Called for each piece; non-zero stops and is returned: that piece is
