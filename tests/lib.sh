@@ -226,6 +226,15 @@ top_pane() {
 	tmux new-session -d -s "$1" -x "$2" -y "$3" "bash -c 'saved=\$(stty -g); $4; rc=\$?; \
 		[ \"\$(stty -g)\" = \"\$saved\" ] && echo terminal same rc=\$rc || echo terminal changed rc=\$rc; sleep 60'"
 }
+# shell_pane SESSION COLS ROWS: an interactive bash in a fresh tmux pane,
+# for commands typed (keys) as a person's jobs: Ctrl-Z stops one (its own
+# process group; in top_pane's there is no job control), fg brings it back.
+shell_pane() { tmux new-session -d -s "$1" -x "$2" -y "$3" "bash --norc --noprofile -i"; }
+# said_stopped: the shell's last words, before its prompt, are that its
+# job stopped (-J: a long command line wrapped is one line)
+said_stopped() {
+	tmux capture-pane -p -J -t "$S" | grep -v '^$' | tail -n 2 | head -n 1 | grep -q '^\[1\]+ *Stopped '
+}
 # col ID NAME [SESSION]: top's cell by its header (the columns up to
 # FAULTS hold no blanks); ID may be a program name
 col() {
@@ -244,6 +253,7 @@ wait_asleep() {	# wait_asleep PID: up to 120 s until PID's main thread sleeps in
 	done
 	return 1
 }
+stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }	# stopped PID: by a stop signal
 descendants() {	# PID NAME: the processes called NAME below PID (a tmux pane's)
 	local c
 	for c in $(pgrep -P "$1"); do

@@ -521,7 +521,7 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !nothing_left()) {
-		err = session__suspend(s, cycle) ?: output_deferred_flush(false) ?:
+		err = session__suspend(s, cycle, NULL) ?: output_deferred_flush(false) ?:
 		      cycle(s, &drained);
 		if (err)
 			break;

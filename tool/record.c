@@ -118,7 +118,7 @@ static int run(struct session *s)
 	int err = 0;
 
 	while (!session__stopped() && !err) {
-		err = session__suspend(s, cycle) ?: cycle(s, &drained);
+		err = session__suspend(s, cycle, NULL) ?: cycle(s, &drained);
 		if (!err)
 			session__wait(s, env.interval, drained > 0);
 	}

@@ -14,17 +14,19 @@
 #include "readers.h"
 #include "session.h"
 
-static volatile sig_atomic_t stopped, suspend;
+static volatile sig_atomic_t stopped, suspend, continued;
 static sigset_t ending;		/* the signals that end a session's wait */
 
 static void on_signal(int sig)
 {
-	if (sig == SIGTSTP)
+	if (sig == SIGTSTP) {
 		suspend = 1;
-	else if (sig == SIGCONT)	/* continued before it could stop: not later */
+	} else if (sig == SIGCONT) {	/* continued before it could stop: not later */
 		suspend = 0;
-	else
+		continued++;
+	} else {
 		stopped = 1;
+	}
 }
 
 /* No SA_RESTART: a write blocked on a reader that does not read is cut
@@ -64,18 +66,34 @@ void session__catch_suspend(void)
 	sigaddset(&ending, SIGTSTP);
 }
 
-/* Stopped for real, as SIGTSTP's default action does; back on SIGCONT. */
-static void stop_here(void)
+bool session__suspending(void)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
-
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGTSTP, &dfl, &old);
-	raise(SIGTSTP);
-	sigaction(SIGTSTP, &old, NULL);
+	return suspend;
 }
 
-int session__suspend(struct session *s, int (*cycle)(struct session *s, long *drained))
+/* Stopped for real, as SIGTSTP's default action does; back on SIGCONT.
+ * The screen, if any, is the terminal's meanwhile. A job in the
+ * background that gives the terminal back is stopped there (SIGTTOU);
+ * continued while it did (fg), it is not stopped once more.
+ */
+static void stop_here(void (*screen)(bool shown))
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+	sig_atomic_t since = continued;
+
+	if (screen)
+		screen(false);
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGTSTP, &dfl, &old);
+	if (!screen || continued == since)
+		raise(SIGTSTP);
+	sigaction(SIGTSTP, &old, NULL);
+	if (screen)
+		screen(true);
+}
+
+int session__suspend(struct session *s, int (*cycle)(struct session *s, long *drained),
+		     void (*screen)(bool shown))
 {
 	long drained;
 	int err = 0;
@@ -91,7 +109,7 @@ int session__suspend(struct session *s, int (*cycle)(struct session *s, long *dr
 	if (!err)
 		pipeline__let_go(s->pl);
 	fflush(stdout);
-	stop_here();
+	stop_here(screen);
 	/* the rescue reads again: at the next wait, as at the first */
 	if (drainer__rescue(s->drainer) && rescue__resume(drainer__rescue(s->drainer)))
 		s->rescue_err = -EIO;

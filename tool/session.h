@@ -52,17 +52,23 @@ int session__failed(struct session *s, int err, const char *what);
  */
 void session__catch_signals(void);
 bool session__stopped(void);
-/* Ctrl-Z (SIGTSTP), after session__catch_signals(): the wait ends, and
- * the command's loop calls session__suspend(), which stops the rescue,
- * drains with cycle until it holds nothing, lets every read right go
- * (pipeline__let_go()) and only then stops the process; on SIGCONT the
- * rescue reads again. A process stopped holding a right kept its streams
- * from every other (record's among them) for as long as it stayed
- * stopped. SIGSTOP cannot be caught: it stops with the rights held.
- * Not for top, whose screen library handles SIGTSTP. 0, or cycle's error.
+/* Ctrl-Z (SIGTSTP): the wait ends (session__wait(), or a screen's wait
+ * that asks session__suspending()), and the command's loop calls
+ * session__suspend(), which stops the rescue, drains with cycle until it
+ * holds nothing, lets every read right go (pipeline__let_go()) and only
+ * then stops the process; on SIGCONT the rescue reads again. A process
+ * stopped holding a right kept its streams from every other (record's
+ * among them) for as long as it stayed stopped. SIGSTOP cannot be caught:
+ * it stops with the rights held. screen: top's (tui.c), given back to the
+ * terminal (shown false) just before the stop and drawn again after it;
+ * NULL: none. Caught after session__catch_signals() where that is
+ * called, and before the screen starts, so that its library (ncurses)
+ * leaves SIGTSTP to us. 0, or cycle's error.
  */
 void session__catch_suspend(void);
-int session__suspend(struct session *s, int (*cycle)(struct session *s, long *drained));
+bool session__suspending(void);
+int session__suspend(struct session *s, int (*cycle)(struct session *s, long *drained),
+		     void (*screen)(bool shown));
 /* Sleeps secs, less when an ending signal comes. */
 void session__sleep(double secs);
 /* The wait between two drains: secs, less when an ending signal comes or

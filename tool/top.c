@@ -238,29 +238,66 @@ static void account_drained(struct top_ctx *c, const struct prog_list *l)
 	}
 }
 
-static int tick(struct top_model *m, void *ctx)
+/* The programs listed again and drained, the model fed (sink()): the
+ * bytes read, or -errno.
+ */
+static long drain(struct top_ctx *c)
 {
-	struct top_ctx *c = ctx;
 	const struct prog_list *l;
-	struct timespec now;
 	long got;
 	int err;
 
 	err = progs__refresh(c->s->progs, &l, PROGS_OWNERS);
 	if (err)
 		return err;
-	top_model__refresh(m, l);
+	top_model__refresh(c->m, l);
 	got = pipeline__cycle(c->s->pl, l);
 	if (got < 0)
 		return got;
 	account_drained(c, l);
-	top_model__count(m);	/* after the drain's events: one snapshot */
+	top_model__count(c->m);	/* after the drain's events: one snapshot */
+	return got;
+}
+
+static int tick(struct top_model *m, void *ctx)
+{
+	struct top_ctx *c = ctx;
+	struct timespec now;
+	long got = drain(c);
+
+	if (got < 0)
+		return got;
 	if (!c->ticked)
 		top_model__baseline(m);	/* the journal's history is no rate */
 	c->ticked = true;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	top_model__sample(m, now.tv_sec + now.tv_nsec / 1e9);
 	return 0;
+}
+
+/* ---- Ctrl-Z (session.h) ------------------------------------------------- */
+
+static struct top_ctx *suspended;	/* the cycle below is given the session only */
+
+/* The drains before the stop: a tick's, without a history sample (what
+ * they read counts at the first tick after SIGCONT).
+ */
+static int cycle(struct session *s, long *drained)
+{
+	(void)s;
+	*drained = drain(suspended);
+	return *drained < 0 ? *drained : 0;
+}
+
+/* A last drain, every read right let go, then stopped until SIGCONT, as
+ * follow is; screen: the terminal's meanwhile (NULL in batch mode).
+ */
+static int suspend(void (*screen)(bool shown), void *ctx)
+{
+	struct top_ctx *c = ctx;
+
+	suspended = c;
+	return session__suspend(c->s, cycle, screen);
 }
 
 /* ---- batch mode -------------------------------------------------------- */
@@ -475,7 +512,7 @@ static int run_batch(struct top_model *m, struct top_ctx *c)
 			if (session__stopped())
 				break;
 		}
-		err = tick(m, c);
+		err = suspend(NULL, c) ?: tick(m, c);
 		if (err)
 			return err;
 		if (env.json)
@@ -562,7 +599,9 @@ int do_top(int argc, char **argv)
 		       "Space/p pause, c clear, S runtime statistics, n notices in full, h/? help, q/Esc back "
 		       "or quit. The status line shows PAUSED and the filter first; each notice under it "
 		       "fits the width, shortened with [n: more] when it must be. q and every signal that ends top "
-		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was.",
+		       "(SIGHUP, SIGINT, SIGQUIT, SIGTERM, ...) give the terminal back as it was. "
+		       "Ctrl-Z (SIGTSTP) stops it after a last drain, its read rights let go and the "
+		       "terminal given back; fg draws the screen again.",
 	};
 	struct top_model m;
 	struct session s;
@@ -588,6 +627,7 @@ int do_top(int argc, char **argv)
 		return EXIT_ERROR;
 	if (env.batch)
 		session__catch_signals();	/* the screen has its own (tui.c) */
+	session__catch_suspend();	/* before the screen: ncurses leaves it to us */
 	rc = session__open(&s, &o);
 	if (rc)
 		goto out;
@@ -604,6 +644,8 @@ int do_top(int argc, char **argv)
 	if (env.demo)
 		demo_where(m.demo_where, sizeof(m.demo_where));
 	env.o.stats = set_stats;
+	env.o.pending = session__suspending;
+	env.o.suspend = suspend;
 	if (env.stats) {
 		err = set_stats(&m, true, &c);
 		if (err) {

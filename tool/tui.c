@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 #include <curses.h>
 
@@ -45,6 +47,7 @@ struct tui {
 };
 
 static volatile sig_atomic_t got_signal;
+static sigset_t waited;		/* the signals that end the wait for a key */
 
 static void on_signal(int sig)
 {
@@ -65,14 +68,35 @@ static void catch_signals(struct sigaction *sa)
 	size_t i;
 
 	sigemptyset(&sa->sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	sigemptyset(&waited);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], sa, NULL);
+		sigaddset(&waited, sigs[i]);
+	}
+	/* the caller's (top_opts.pending), and ncurses' KEY_RESIZE */
+	sigaddset(&waited, SIGTSTP);
+	sigaddset(&waited, SIGWINCH);
 }
 
 static void restore_terminal(void)
 {
 	if (!isendwin())
 		endwin();
+}
+
+/* Ctrl-Z: the terminal as it was while top is stopped (shown false), the
+ * screen drawn again in full once continued (doupdate() after endwin()
+ * sets the terminal up again, as ncurses' own SIGTSTP handler does).
+ */
+static void screen(bool shown)
+{
+	if (!shown) {
+		restore_terminal();
+		return;
+	}
+	def_shell_mode();	/* the shell's settings made while stopped stay its */
+	clearok(curscr, TRUE);
+	doupdate();
 }
 
 /* ---- drawing helpers ---------------------------------------------------- */
@@ -1218,6 +1242,27 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The next key, or ERR when secs passed or a signal came first. The
+ * signals are blocked from the look at what is there (keys ncurses holds,
+ * a resize, the flags) until ppoll() lets them in, atomically: one that
+ * came during a tick is not slept through, as getch()'s own wait would.
+ */
+static int next_key(const struct tui *t, double secs)
+{
+	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	sigset_t open;
+	int ch;
+
+	timeout(0);
+	sigprocmask(SIG_BLOCK, &waited, &open);
+	ch = getch();
+	if (ch == ERR && secs > 0 && !got_signal && !t->o.pending())
+		ppoll(&pfd, 1, &ts, &open);
+	sigprocmask(SIG_SETMASK, &open, NULL);
+	return ch != ERR ? ch : getch();
+}
+
 int tui_run(struct top_model *m, const struct top_opts *o,
 	    int (*tick)(struct top_model *m, void *ctx), void *ctx)
 {
@@ -1239,6 +1284,9 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 	curs_set(0);
 	init_colors(&t);
 	while (!t.quit && !got_signal) {
+		err = o->suspend(screen, ctx);
+		if (err)
+			break;
 		if (now_s() >= next) {
 			if (!t.paused) {
 				err = tick(m, ctx);
@@ -1252,8 +1300,7 @@ int tui_run(struct top_model *m, const struct top_opts *o,
 			draw(&t);
 		t.dirty = false;
 		left = next - now_s();
-		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
-		ch = getch();
+		ch = next_key(&t, left > 0 ? left : 0);
 		if (ch == KEY_RESIZE)
 			memset(t.want, 0, sizeof(t.want));
 		t.dirty = ch != ERR;

@@ -1,6 +1,7 @@
 # `bpfstderr top` and the terminal it borrows, through tmux: what the
-# status line shows first at 120 columns, and the terminal after every
-# signal that ends top. Oracles: tmux capture-pane, the pane's own state
+# status line shows first at 120 columns, the terminal after every
+# signal that ends top, and while top is stopped (Ctrl-Z, then fg; what
+# it holds meanwhile is tests/vm/guest/stopped_viewer.sh's). Oracles: tmux capture-pane, the pane's own state
 # (#{alternate_on}, #{cursor_flag}) and `stty -g` before and after.
 . tests/lib.sh
 
@@ -43,4 +44,26 @@ for sig in HUP INT QUIT TERM USR1; do
 		"$(tmux display -p -t "$S" '#{alternate_on} #{cursor_flag}')" "0 1"
 	check_eq "SIG$sig: nothing on stderr" "$(cat "$out/top.err")" ""
 done
+
+# 3. Stopped, by Ctrl-Z typed or by SIGTSTP, as a job of an interactive
+# shell: the terminal is the shell's until fg, then top's screen again.
+tmux kill-session -t "$S" 2>/dev/null
+shell_pane "$S" 100 30
+keys "$BPFSTDERR top -d 0.5 2> $out/top.err" Enter
+check "Ctrl-Z: top starts as the shell's job" wait_for "bpfstderr top - "
+pid=$(top_pid)
+for how in "Ctrl-Z typed" "SIGTSTP"; do
+	if [ "$how" = SIGTSTP ]; then kill -TSTP "$pid"; else keys C-z; fi
+	check "$how: top stops" wait_until 60 stopped "$pid"
+	check "$how: the shell says so" wait_until 60 said_stopped
+	check_eq "$how: out of the alternate screen, cursor shown" \
+		"$(tmux display -p -t "$S" '#{alternate_on} #{cursor_flag}')" "0 1"
+	keys fg Enter
+	check "$how, fg: top's screen again" wait_for "bpfstderr top - "
+	check_eq "$how, fg: in the alternate screen" "$(tmux display -p -t "$S" '#{alternate_on}')" 1
+done
+keys q
+keys 'echo "top rc=$?"' Enter
+check "q after fg: top ends 0" wait_for "top rc=0"
+check_eq "Ctrl-Z: nothing on stderr" "$(cat "$out/top.err")" ""
 finish
