@@ -10,6 +10,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <linux/fs.h>
 #include <sqlite3.h>
@@ -18,6 +19,9 @@
 
 #define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
 #define BUSY_TIMEOUT_MS		5000
+#define LOCK_POLL_MS		100		/* journal__wait_locks(): a try each */
+#define WAL_WRITE_LOCK_BYTE	120		/* SQLite's in the -shm file */
+#define DB_LOCK_BYTES		0x40000000LL	/* its PENDING and RESERVED bytes: 2 */
 #define JOURNAL_PAGE_SIZE	16384		/* a new journal's pages */
 #define WAL_SIZE_LIMIT		(1 << 20)	/* checkpoint past it; journal_size_limit */
 #define CHECKPOINT_WAIT_MS	200
@@ -184,6 +188,11 @@ struct journal {
 	struct retention ret;
 	long long last_age_check;
 	bool in_tx;
+	/* journal__wait_locks(): when the open wait began, whether it was
+	 * said, and whether stop() ended it
+	 */
+	long long busy_since;
+	bool said_locked, lock_stopped;
 	/* journal__generation(): inotify on the journal's directory (-1:
 	 * none yet; -2: refused, every call moves gen)
 	 */
@@ -277,6 +286,8 @@ static int sql_errno(int rc)
 static int fail(struct journal *j, int rc, const char *what)
 {
 	snprintf(j->err, sizeof(j->err), "%s: %s", what, j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
+	if (j->lock_stopped)
+		return -EINTR;
 	return sql_errno(rc) ?: -EIO;
 }
 
@@ -673,6 +684,101 @@ static int open_rights(struct journal *j)
 	return err;
 }
 
+static const struct journal_lock_wait *lock_wait;
+
+void journal__wait_locks(const struct journal_lock_wait *w)
+{
+	lock_wait = w;
+}
+
+bool journal__wait_locks_end(struct journal *j)
+{
+	lock_wait = NULL;
+	if (j && j->db)
+		sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+	return j && j->said_locked;
+}
+
+static bool proc_lock_holds(const char *line, const struct stat *st, long long at, pid_t *pid)
+{
+	char type[16], mode[16], end[24];
+	unsigned int maj, min;
+	unsigned long ino;
+	long long start;
+	int p;
+
+	if (sscanf(line, "%*d: %15s %*s %15s %d %x:%x:%lu %lld %23s", type, mode, &p, &maj, &min,
+		   &ino, &start, end) != 8 || !strcmp(type, "->") || strcmp(mode, "WRITE"))
+		return false;
+	if (ino != st->st_ino || maj != major(st->st_dev) || min != minor(st->st_dev))
+		return false;
+	if (start > at || (strcmp(end, "EOF") && atoll(end) < at) || p <= 0 || p == getpid())
+		return false;
+	*pid = p;
+	return true;
+}
+
+/* Who holds the journal's write lock: SQLite's WAL write lock in the -shm
+ * file, else the database file's RESERVED byte, as /proc/locks has them
+ * (asking fcntl(F_GETLK) takes a descriptor of the file, and closing it
+ * would drop SQLite's own locks). "" when unknown: an OFD lock names no
+ * process, nor does a lock already gone.
+ */
+static void lock_holder(const struct journal *j, char *buf, size_t len)
+{
+	char shm[PATH_MAX + 8], line[256], comm[TASK_COMM_LEN + 1] = "";
+	struct stat st_shm, st_db;
+	bool has_shm, has_db;
+	pid_t pid = 0;
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(shm, sizeof(shm), "%s-shm", j->path);
+	has_shm = !stat(shm, &st_shm);
+	has_db = !stat(j->path, &st_db);
+	f = fopen("/proc/locks", "re");
+	while (f && !pid && fgets(line, sizeof(line), f)) {
+		if (has_shm && proc_lock_holds(line, &st_shm, WAL_WRITE_LOCK_BYTE, &pid))
+			break;
+		if (has_db && proc_lock_holds(line, &st_db, DB_LOCK_BYTES + 1, &pid))
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (!pid)
+		return;
+	snprintf(line, sizeof(line), "/proc/%d/comm", (int)pid);
+	f = fopen(line, "re");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(buf, len, comm[0] ? "pid %d (%s)" : "pid %d", (int)pid, comm);
+}
+
+/* SQLite's busy handler while journal__wait_locks() is on: a try every
+ * LOCK_POLL_MS for as long as the lock is held, said once past the busy
+ * timeout, until stop().
+ */
+static int wait_for_lock(void *ctx, int count)
+{
+	struct journal *j = ctx;
+	long long now = mono_ns();
+	char who[TASK_COMM_LEN + 32];
+
+	if (!count)
+		j->busy_since = now;
+	else if (!j->said_locked && now - j->busy_since >= BUSY_TIMEOUT_MS * 1000000LL) {
+		lock_holder(j, who, sizeof(who));
+		lock_wait->locked(j->path, who[0] ? who : NULL);
+		j->said_locked = true;
+	}
+	if (!lock_wait->stop())
+		sqlite3_sleep(LOCK_POLL_MS);	/* an ending signal cuts it short */
+	j->lock_stopped = lock_wait->stop();
+	return !j->lock_stopped;
+}
+
 static int setup(struct journal *j)
 {
 	long long page;
@@ -687,7 +793,10 @@ static int setup(struct journal *j)
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK)
 		return fail(j, rc, "cannot open the journal");
-	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+	if (lock_wait)
+		sqlite3_busy_handler(j->db, wait_for_lock, j);
+	else
+		sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(j->db, 0);
 	if (sqlite3_db_readonly(j->db, "main") == 1) {
 		snprintf(j->err, sizeof(j->err), "%s cannot be written", j->path);
@@ -734,7 +843,8 @@ int journal__open(struct journal **out, const char *path)
 			 strerror(-err));
 		return err;
 	}
-	return check_path(j) ?: setup(j) ?: fix_modes(j);
+	err = check_path(j) ?: setup(j) ?: fix_modes(j);
+	return err && j->lock_stopped ? -EINTR : err;
 }
 
 void journal__close(struct journal *j)

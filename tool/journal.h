@@ -85,6 +85,19 @@ struct journal;
  * system. journal__error() says what went wrong.
  */
 int journal__open(struct journal **out, const char *path);
+/* How journals opened after journal__wait_locks() meet a write lock that
+ * another process holds (a sqlite3 shell in a transaction): waited for,
+ * w->locked() told once a wait passed the busy timeout (holder: "pid N
+ * (comm)", NULL when unknown), until w->stop() says to give up (-EINTR).
+ * By default (and after journal__wait_locks_end(), for j too): the busy
+ * timeout, then -EBUSY. journal__wait_locks_end(): true when j waited.
+ */
+struct journal_lock_wait {
+	void (*locked)(const char *path, const char *holder);
+	bool (*stop)(void);
+};
+void journal__wait_locks(const struct journal_lock_wait *w);
+bool journal__wait_locks_end(struct journal *j);
 void journal__close(struct journal *j);
 const char *journal__path(const struct journal *j);
 /* The last failure, or NULL. */

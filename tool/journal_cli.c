@@ -195,6 +195,10 @@ static int journal_cli__open(struct journal **out, bool required)
 		journal__close(j);
 		return EXIT_ERROR;
 	}
+	if (err == -EINTR) {	/* stopped while waiting for a lock (record): said */
+		journal__close(j);
+		return EXIT_ERROR;
+	}
 	if (err) {
 		err = open_error(j, err);
 		journal__close(j);

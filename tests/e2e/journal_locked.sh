@@ -78,4 +78,42 @@ touch "$t/release2"; wait "$lpid"
 wait "$rpid"; rc=$?
 check_eq "SIGTERM with the journal locked: record ends 0" "$rc" 0
 check_eq "... its one-line notice, nothing else" "$(grep -vc 'locked by another process\|unlocked: reading\|are in .*bpfstderr-spill' "$t/rec2.err")" 0
+# A record started while the lock is held: it waits (nothing read: no
+# stream yet), says so once past the busy timeout, naming the holder
+# (/proc/locks: the lock_bg Python's pid and name), and starts when the
+# lock goes. Before, its start (storing the retention limits) gave up
+# after the busy timeout: exit 5, "database is locked".
+d=$(mktmp)	# a fresh shim directory: nothing served yet
+lock_bg "$t/locked3" "$t/release3"
+check "the journal is locked before record starts" wait_until 60 test -e "$t/locked3"
+printf 'before start %d\n' $(seq 1 5) > "$d/$id.2"
+record_bg "$t/rec3.err"
+said_holder() { grep -q "locked by pid $lpid (python3): waiting" "$t/rec3.err"; }
+check "record started on a locked journal says it waits, naming the holder" wait_until 60 said_holder
+check "... is still running" kill -0 "$rpid"
+check "... and read nothing (the shim served 0 bytes)" nothing_served
+touch "$t/release3"; wait "$lpid"
+check "once the lock went, record read the stream" wait_until 60 served
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "record ends 0" "$?" 0
+check_eq "it said each once, and nothing else" \
+	"$(grep -c 'waiting for it' "$t/rec3.err") $(grep -c 'unlocked: reading' "$t/rec3.err") $(wc -l < "$t/rec3.err")" "1 1 2"
+check_eq "the journal has the 5 messages (Python's sqlite3)" \
+	"$(sql1 "$J" "select count(*) from events where cast(text as text) like 'before start %'")" 5
+# SIGTERM while waiting: record ends 0 at once (a lock try every 100 ms),
+# having read nothing; its notice is all it said
+d=$(mktmp)
+lock_bg "$t/locked4" "$t/release4"
+check "the journal is locked again before record starts" wait_until 60 test -e "$t/locked4"
+printf 'never read %d\n' $(seq 1 5) > "$d/$id.2"
+record_bg "$t/rec4.err"
+said_waiting() { grep -q "waiting for it" "$t/rec4.err"; }
+check "record says it waits" wait_until 60 said_waiting
+kill -TERM "$rpid"
+check "SIGTERM while waiting: record ends within 2 s" wait_until 2 gone
+wait "$rpid"
+check_eq "... with 0" "$?" 0
+check "... having read nothing" nothing_served
+check_eq "... and said only that it waited" "$(grep -vc 'waiting for it' "$t/rec4.err")" 0
+touch "$t/release4"; wait "$lpid"
 finish
