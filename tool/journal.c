@@ -283,8 +283,29 @@ static int sql_errno(int rc)
 	}
 }
 
+long long journal__fs_free(const char *path);
+
+/* No room on the journal's file system: SQLite says "disk I/O error" for
+ * a -shm file it could not grow, "database or disk is full" for pages.
+ * Said in j->err as what it is.
+ */
+static bool no_room(struct journal *j, int rc)
+{
+	int e = j->db ? sqlite3_system_errno(j->db) : 0;
+
+	if ((rc & 0xff) != SQLITE_FULL &&
+	    ((rc & 0xff) != SQLITE_IOERR || (e != ENOSPC && e != EDQUOT)))
+		return false;
+	snprintf(j->err, sizeof(j->err), "%s (%lld bytes free): the journal's pages, its "
+		 "write-ahead log (-wal) and its shared memory (-shm) need room on its file system",
+		 strerror(e == EDQUOT ? EDQUOT : ENOSPC), journal__fs_free(j->path));
+	return true;
+}
+
 static int fail(struct journal *j, int rc, const char *what)
 {
+	if (no_room(j, rc))
+		return -ENOSPC;
 	snprintf(j->err, sizeof(j->err), "%s: %s", what, j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
 	if (j->lock_stopped)
 		return -EINTR;
@@ -566,6 +587,8 @@ static int quick_check(struct journal *j, char *verdict, size_t len)
 		snprintf(verdict, len, "ok");
 		return 0;
 	}
+	if (rc != SQLITE_ROW && no_room(j, rc))
+		return -ENOSPC;
 	if (rc != SQLITE_ROW && sql_errno(rc) != -EBADMSG) {
 		snprintf(j->err, sizeof(j->err), "cannot check %s: %s", j->path, first);
 		return sql_errno(rc) ?: -EIO;

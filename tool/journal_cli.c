@@ -127,6 +127,10 @@ static int open_error(struct journal *j, int err)
 	case -EBADMSG:
 		p_err("%s; move it away, or run with --no-journal", why);
 		break;
+	case -ENOSPC:
+		p_err("journal %s: %s: make room there, choose another with --journal, or run with "
+		      "--no-journal", journal__path(j), why);
+		break;
 	default:
 		p_err("journal %s: %s; choose another with --journal, or run with --no-journal",
 		      journal__path(j), why);
