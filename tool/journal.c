@@ -1129,21 +1129,37 @@ static unsigned long long site_key(long long row, const char *tag, unsigned long
 	return (h ^ off) * 0x9e3779b97f4a7c15ULL;
 }
 
-/* Written by this process already (in this transaction or a committed one). */
+/* key's slot, else the free one where it goes. */
+static unsigned int site_slot(const struct journal *j, unsigned long long key)
+{
+	unsigned int i = key & (SITES_SLOTS - 1);
+
+	while (j->sites[i] && j->sites[i] != key)
+		i = (i + 1) & (SITES_SLOTS - 1);
+	return i;
+}
+
+/* Written by this process already (in this transaction or a committed one);
+ * if not, it is from now on.
+ */
 static bool site_seen(struct journal *j, unsigned long long key)
 {
-	unsigned int i;
+	unsigned int i = site_slot(j, key | 1);
 
-	key |= 1;
-	for (i = key & (SITES_SLOTS - 1); j->sites[i]; i = (i + 1) & (SITES_SLOTS - 1))
-		if (j->sites[i] == key)
-			return true;
+	if (j->sites[i])
+		return true;
 	if (j->nsites < SITES_SLOTS / 2) {
-		j->sites[i] = key;
+		j->sites[i] = key | 1;
 		j->nsites++;
 		j->tx_sites[j->ntx_sites++] = i;
 	}
 	return false;
+}
+
+bool journal__site_written(const struct journal *j, long long row, const char *tag,
+			   unsigned long long off)
+{
+	return j->sites[site_slot(j, site_key(row, tag, off) | 1)];
 }
 
 /* Slots filled after the others go first, so the others' probes stay whole. */

@@ -171,6 +171,9 @@ int journal__set_unloaded(struct journal *j, long long row, const struct timespe
 /* who: the other process that read it (mirrored), NULL: a bpfstderr. */
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
 		       const struct event *ev, const struct reader_id *who);
+/* Written by this process already: a storm's frames are looked up once. */
+bool journal__site_written(const struct journal *j, long long row, const char *tag,
+			   unsigned long long off);
 /* Where a BPF frame of this program's faults is: recorded while it is loaded. */
 int journal__add_site(struct journal *j, long long row, const char *tag, unsigned long long off,
 		      const struct sym_loc *loc);

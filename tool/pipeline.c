@@ -145,20 +145,23 @@ struct jprog jprog_of(const struct prog *p)
 
 /* Where each BPF frame is, while the program is still there to ask: what
  * the line info says (the kernel's own line stays in the event's text).
- * A frame whose programs differ keeps no site: they are asked again.
+ * A frame whose programs differ keeps no site: they are asked again. A
+ * site already written is not asked for (a storm repeats its frames).
  */
 static int record_sites(struct tracked *t, const struct fault *f)
 {
+	struct journal *j = t->pl->ops.journal;
 	const struct frame *fr;
 	struct sym_loc loc;
 	int i, err = 0;
 
 	for (i = 0; i < f->frame_cnt && !err; i++) {
 		fr = &f->frames[i];
-		if (symbolizer__bpf_line_info(t->pl->ops.sym, &t->p.ident, fr, &loc) ||
+		if (journal__site_written(j, t->p.row, fr->tag, fr->off) ||
+		    symbolizer__bpf_line_info(t->pl->ops.sym, &t->p.ident, fr, &loc) ||
 		    loc.candidates > 1)
 			continue;
-		err = journal__add_site(t->pl->ops.journal, t->p.row, fr->tag, fr->off, &loc);
+		err = journal__add_site(j, t->p.row, fr->tag, fr->off, &loc);
 	}
 	return err;
 }
