@@ -741,13 +741,12 @@ static bool proc_lock_holds(const char *line, const struct stat *st, long long a
 	return true;
 }
 
-/* Who holds the journal's write lock: SQLite's WAL write lock in the -shm
- * file, else the database file's RESERVED byte, as /proc/locks has them
- * (asking fcntl(F_GETLK) takes a descriptor of the file, and closing it
- * would drop SQLite's own locks). "" when unknown: an OFD lock names no
- * process, nor does a lock already gone.
+/* SQLite's WAL write lock in the -shm file, else the database file's
+ * RESERVED byte, as /proc/locks has them: asking fcntl(F_GETLK) takes a
+ * descriptor of the file, and closing it would drop SQLite's own locks.
+ * Unknown: an OFD lock names no process, nor does a lock already gone.
  */
-static void lock_holder(const struct journal *j, char *buf, size_t len)
+void journal__lock_holder(const struct journal *j, char *buf, size_t len)
 {
 	char shm[PATH_MAX + 8], line[256], comm[TASK_COMM_LEN + 1] = "";
 	struct stat st_shm, st_db;
@@ -776,7 +775,7 @@ static void lock_holder(const struct journal *j, char *buf, size_t len)
 		comm[strcspn(comm, "\n")] = '\0';
 	if (f)
 		fclose(f);
-	snprintf(buf, len, comm[0] ? "pid %d (%s)" : "pid %d", (int)pid, comm);
+	snprintf(buf, len, comm[0] ? "pid %d, %s" : "pid %d", (int)pid, comm);
 }
 
 /* SQLite's busy handler while journal__wait_locks() is on: a try every
@@ -787,12 +786,12 @@ static int wait_for_lock(void *ctx, int count)
 {
 	struct journal *j = ctx;
 	long long now = mono_ns();
-	char who[TASK_COMM_LEN + 32];
+	char who[JOURNAL_HOLDER_MAX];
 
 	if (!count)
 		j->busy_since = now;
 	else if (!j->said_locked && now - j->busy_since >= BUSY_TIMEOUT_MS * 1000000LL) {
-		lock_holder(j, who, sizeof(who));
+		journal__lock_holder(j, who, sizeof(who));
 		lock_wait->locked(j->path, who[0] ? who : NULL);
 		j->said_locked = true;
 	}

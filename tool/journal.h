@@ -87,11 +87,14 @@ struct journal;
 int journal__open(struct journal **out, const char *path);
 /* How journals opened after journal__wait_locks() meet a write lock that
  * another process holds (a sqlite3 shell in a transaction): waited for,
- * w->locked() told once a wait passed the busy timeout (holder: "pid N
- * (comm)", NULL when unknown), until w->stop() says to give up (-EINTR).
+ * w->locked() told once a wait passed the busy timeout (holder: as
+ * journal__lock_holder() says, NULL when unknown), until w->stop() says to give up (-EINTR).
  * By default (and after journal__wait_locks_end(), for j too): the busy
  * timeout, then -EBUSY. journal__wait_locks_end(): true when j waited.
  */
+/* Who holds the journal's write lock: "pid N, comm", "" when unknown. */
+#define JOURNAL_HOLDER_MAX	(TASK_COMM_LEN + 32)
+void journal__lock_holder(const struct journal *j, char *buf, size_t len);
 struct journal_lock_wait {
 	void (*locked)(const char *path, const char *holder);
 	bool (*stop)(void);

@@ -1870,15 +1870,20 @@ static void say_room(struct pipeline *pl)
  */
 static void say_locked(struct pipeline *pl, bool locked)
 {
+	const char *path = journal__path(pl->ops.journal);
+	char who[JOURNAL_HOLDER_MAX];
+
 	if (locked == pl->said_locked)
 		return;
-	if (locked)
-		say(pl, "journal %s: locked by another process (a sqlite3 shell or a backup?): "
-		    "stopped reading streams (the kernel keeps up to %d bytes per stream) until it "
-		    "lets go", journal__path(pl->ops.journal), STREAM_MAX_CAPACITY);
-	else
-		say(pl, "journal %s: unlocked: reading streams", journal__path(pl->ops.journal));
 	pl->said_locked = locked;
+	if (!locked) {
+		say(pl, "journal %s: unlocked: reading streams", path);
+		return;
+	}
+	journal__lock_holder(pl->ops.journal, who, sizeof(who));
+	say(pl, "journal %s: locked by another process (%s): stopped reading streams (the kernel "
+	    "keeps up to %d bytes per stream) until it lets go", path,
+	    who[0] ? who : "a sqlite3 shell or a backup?", STREAM_MAX_CAPACITY);
 }
 
 /* A commit failed after reads: retry what can be retried (no space, a

@@ -138,8 +138,8 @@ static bool lock_waited;
 
 static void say_locked(const char *path, const char *holder)
 {
-	p_err("journal %s: locked by %s: waiting for it to let go before reading any stream",
-	      path, holder ?: "another process (a sqlite3 shell or a backup?)");
+	p_err("journal %s: locked by another process (%s): waiting for it to let go before "
+	      "reading any stream", path, holder ?: "a sqlite3 shell or a backup?");
 	lock_waited = true;
 }
 
@@ -172,6 +172,9 @@ int do_record(int argc, char **argv)
 		       "(a record that cannot start stores none). "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
 		       "the bytes) and record says so once, then carries on when there is room. "
+		       "Started while another process holds the journal write-locked (a sqlite3 "
+		       "shell in a transaction), record says so once, naming it, reads nothing and "
+		       "starts when the lock goes; SIGTERM or SIGINT meanwhile: exit 0. "
 		       "With --metrics-address, Prometheus metrics at /metrics: see METRICS in "
 		       "bpfstderr(8).",
 	};
