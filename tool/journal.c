@@ -173,7 +173,9 @@ static const char *const stmt_sql[S_CNT] = {
 #define TX_TOTALS_MAX	64
 /* Events an insert statement takes at once: a statement's own cost (its
  * step, reset and halt, AUTOINCREMENT's read and write of sqlite_sequence)
- * was a fifth of an event's (bench/record_cost.sh)
+ * is paid once for them, and its rows go into each b-tree without a seek
+ * each: a third of record's instructions a report (bench/record_cost.sh,
+ * callgrind). 576 parameters: under the 999 of SQLite before 3.32.
  */
 #define EVENT_BATCH	64
 #define SITES_SLOTS	8192	/* a power of two, at most half of them used */
@@ -282,8 +284,6 @@ static int sql_errno(int rc)
 		return -EIO;
 	}
 }
-
-long long journal__fs_free(const char *path);
 
 /* No room on the journal's file system: SQLite says "disk I/O error" for
  * a -shm file it could not grow, "database or disk is full" for pages.
