@@ -10,6 +10,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <linux/fs.h>
 #include <sqlite3.h>
@@ -18,6 +19,9 @@
 
 #define APPLICATION_ID		0x42504645	/* "BPFE": a bpfstderr journal */
 #define BUSY_TIMEOUT_MS		5000
+#define LOCK_POLL_MS		100		/* journal__wait_locks(): a try each */
+#define WAL_WRITE_LOCK_BYTE	120		/* SQLite's in the -shm file */
+#define DB_LOCK_BYTES		0x40000000LL	/* its PENDING and RESERVED bytes: 2 */
 #define JOURNAL_PAGE_SIZE	16384		/* a new journal's pages */
 #define WAL_SIZE_LIMIT		(1 << 20)	/* checkpoint past it; journal_size_limit */
 #define CHECKPOINT_WAIT_MS	200
@@ -95,13 +99,19 @@ static const char *const schema_steps[JOURNAL_SCHEMA_VERSION] = {
 	 "ALTER TABLE progs ADD COLUMN refused_err INTEGER;"),
 };
 
+/* An event's columns, bound in this order (queue_bind()). */
+#define EVENT_INSERT	"INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text, " \
+			"reader_pid, reader_comm) VALUES "
+#define EVENT_VALUES	"(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define EVENT_NCOLS	9
+
 #define PROG_COLS "p.row, p.id, p.type, p.load_time, p.tag, p.name, p.kname, " \
 		  "p.read_out, p.read_err, p.first_ns, p.full_out, p.full_err, " \
 		  "p.refused_out, p.refused_err"
 #define PROG_NCOLS 14
 
 enum stmt {
-	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_SITE,
+	S_PROG_FIND, S_PROG_ADD, S_ADD_READ, S_UNLOADED, S_EVENT, S_EVENTS, S_SITE,
 	S_SET_FULL, S_ADD_REFUSED, S_PEND_GET, S_PEND_PUT, S_PEND_DEL, S_LIVE, S_PEND_LIST, S_READ, S_LAST,
 	S_READS, S_SITES, S_META_GET, S_META_SET, S_SINCE, S_SINK_GET, S_SINK_SET, S_TOTAL_ADD, S_MIRRORED_ADD, S_TOTALS,
 	S_BEGIN, S_COMMIT, S_PRUNE_AGE, S_FILE_BYTES,
@@ -122,8 +132,8 @@ static const char *const stmt_sql[S_CNT] = {
 			  "refused_err = CASE WHEN ?2 = 2 THEN coalesce(refused_err, 0) + ?3 ELSE refused_err END "
 			  "WHERE row = ?1",
 	[S_UNLOADED] = "UPDATE progs SET unloaded_ns = ?2 WHERE row = ?1 AND unloaded_ns IS NULL",
-	[S_EVENT] = "INSERT INTO events (prog, ts, stream, kind, fault_kind, flags, text, "
-		    "reader_pid, reader_comm) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[S_EVENT] = EVENT_INSERT EVENT_VALUES,
+	/* [S_EVENTS]: EVENT_BATCH rows, made by events_sql() */
 	[S_SITE] = "INSERT OR IGNORE INTO sites (prog, tag, off, func, file, line, col, src) "
 		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[S_PEND_GET] = "SELECT bytes FROM pending WHERE prog = ?1 AND stream = ?2",
@@ -161,6 +171,13 @@ static const char *const stmt_sql[S_CNT] = {
 };
 
 #define TX_TOTALS_MAX	64
+/* Events an insert statement takes at once: a statement's own cost (its
+ * step, reset and halt, AUTOINCREMENT's read and write of sqlite_sequence)
+ * is paid once for them, and its rows go into each b-tree without a seek
+ * each: a third of record's instructions a report (bench/record_cost.sh,
+ * callgrind). 576 parameters: under the 999 of SQLite before 3.32.
+ */
+#define EVENT_BATCH	64
 #define SITES_SLOTS	8192	/* a power of two, at most half of them used */
 
 struct journal {
@@ -173,6 +190,11 @@ struct journal {
 	struct retention ret;
 	long long last_age_check;
 	bool in_tx;
+	/* journal__wait_locks(): when the open wait began, whether it was
+	 * said, and whether stop() ended it
+	 */
+	long long busy_since;
+	bool said_locked, lock_stopped;
 	/* journal__generation(): inotify on the journal's directory (-1:
 	 * none yet; -2: refused, every call moves gen)
 	 */
@@ -195,6 +217,21 @@ struct journal {
 		long long n;
 	} tx_totals[TX_TOTALS_MAX];
 	int tx_ntotals;
+	/* events added and not yet inserted (queue_flush()): at most
+	 * EVENT_BATCH, their text in qtext
+	 */
+	struct queued_event {
+		long long row, ts;
+		const char *fault_kind;
+		int stream, kind, flags;
+		size_t text, len;	/* in qtext */
+		bool reader;
+		struct reader_id who;
+	} queue[EVENT_BATCH];
+	int nqueued;
+	int queue_err;		/* a failed flush's, until the rollback */
+	char *qtext;
+	size_t qtext_len, qtext_size;
 	/* sites this process wrote (site_key(), open addressing, 0: free),
 	 * so that a storm's repeated frames are written once; tx_sites: the
 	 * slots the open transaction filled, freed again at a rollback
@@ -248,9 +285,30 @@ static int sql_errno(int rc)
 	}
 }
 
+/* No room on the journal's file system: SQLite says "disk I/O error" for
+ * a -shm file it could not grow, "database or disk is full" for pages.
+ * Said in j->err as what it is.
+ */
+static bool no_room(struct journal *j, int rc)
+{
+	int e = j->db ? sqlite3_system_errno(j->db) : 0;
+
+	if ((rc & 0xff) != SQLITE_FULL &&
+	    ((rc & 0xff) != SQLITE_IOERR || (e != ENOSPC && e != EDQUOT)))
+		return false;
+	snprintf(j->err, sizeof(j->err), "%s (%lld bytes free): the journal's pages, its "
+		 "write-ahead log (-wal) and its shared memory (-shm) need room on its file system",
+		 strerror(e == EDQUOT ? EDQUOT : ENOSPC), journal__fs_free(j->path));
+	return true;
+}
+
 static int fail(struct journal *j, int rc, const char *what)
 {
+	if (no_room(j, rc))
+		return -ENOSPC;
 	snprintf(j->err, sizeof(j->err), "%s: %s", what, j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
+	if (j->lock_stopped)
+		return -EINTR;
 	return sql_errno(rc) ?: -EIO;
 }
 
@@ -529,6 +587,8 @@ static int quick_check(struct journal *j, char *verdict, size_t len)
 		snprintf(verdict, len, "ok");
 		return 0;
 	}
+	if (rc != SQLITE_ROW && no_room(j, rc))
+		return -ENOSPC;
 	if (rc != SQLITE_ROW && sql_errno(rc) != -EBADMSG) {
 		snprintf(j->err, sizeof(j->err), "cannot check %s: %s", j->path, first);
 		return sql_errno(rc) ?: -EIO;
@@ -584,12 +644,29 @@ static int migrate(struct journal *j)
 	return err;
 }
 
+/* S_EVENTS: EVENT_VALUES EVENT_BATCH times. */
+static const char *events_sql(void)
+{
+	static char sql[sizeof(EVENT_INSERT) + EVENT_BATCH * sizeof(EVENT_VALUES ",")];
+	size_t n = 0;
+	int i;
+
+	if (sql[0])
+		return sql;
+	n += snprintf(sql, sizeof(sql), "%s", EVENT_INSERT);
+	for (i = 0; i < EVENT_BATCH; i++)
+		n += snprintf(sql + n, sizeof(sql) - n, "%s" EVENT_VALUES, i ? "," : "");
+	return sql;
+}
+
 static int prepare_all(struct journal *j)
 {
+	const char *sql;
 	int i, rc;
 
 	for (i = 0; i < S_CNT; i++) {
-		rc = sqlite3_prepare_v3(j->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &j->st[i], NULL);
+		sql = i == S_EVENTS ? events_sql() : stmt_sql[i];
+		rc = sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &j->st[i], NULL);
 		if (rc != SQLITE_OK)
 			return fail(j, rc, "cannot read the journal");
 	}
@@ -630,6 +707,100 @@ static int open_rights(struct journal *j)
 	return err;
 }
 
+static const struct journal_lock_wait *lock_wait;
+
+void journal__wait_locks(const struct journal_lock_wait *w)
+{
+	lock_wait = w;
+}
+
+bool journal__wait_locks_end(struct journal *j)
+{
+	lock_wait = NULL;
+	if (j && j->db)
+		sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+	return j && j->said_locked;
+}
+
+static bool proc_lock_holds(const char *line, const struct stat *st, long long at, pid_t *pid)
+{
+	char type[16], mode[16], end[24];
+	unsigned int maj, min;
+	unsigned long ino;
+	long long start;
+	int p;
+
+	if (sscanf(line, "%*d: %15s %*s %15s %d %x:%x:%lu %lld %23s", type, mode, &p, &maj, &min,
+		   &ino, &start, end) != 8 || !strcmp(type, "->") || strcmp(mode, "WRITE"))
+		return false;
+	if (ino != st->st_ino || maj != major(st->st_dev) || min != minor(st->st_dev))
+		return false;
+	if (start > at || (strcmp(end, "EOF") && atoll(end) < at) || p <= 0 || p == getpid())
+		return false;
+	*pid = p;
+	return true;
+}
+
+/* SQLite's WAL write lock in the -shm file, else the database file's
+ * RESERVED byte, as /proc/locks has them: asking fcntl(F_GETLK) takes a
+ * descriptor of the file, and closing it would drop SQLite's own locks.
+ * Unknown: an OFD lock names no process, nor does a lock already gone.
+ */
+void journal__lock_holder(const struct journal *j, char *buf, size_t len)
+{
+	char shm[PATH_MAX + 8], line[256], comm[TASK_COMM_LEN + 1] = "";
+	struct stat st_shm, st_db;
+	bool has_shm, has_db;
+	pid_t pid = 0;
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(shm, sizeof(shm), "%s-shm", j->path);
+	has_shm = !stat(shm, &st_shm);
+	has_db = !stat(j->path, &st_db);
+	f = fopen("/proc/locks", "re");
+	while (f && !pid && fgets(line, sizeof(line), f)) {
+		if (has_shm && proc_lock_holds(line, &st_shm, WAL_WRITE_LOCK_BYTE, &pid))
+			break;
+		if (has_db && proc_lock_holds(line, &st_db, DB_LOCK_BYTES + 1, &pid))
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (!pid)
+		return;
+	snprintf(line, sizeof(line), "/proc/%d/comm", (int)pid);
+	f = fopen(line, "re");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(buf, len, comm[0] ? "pid %d, %s" : "pid %d", (int)pid, comm);
+}
+
+/* SQLite's busy handler while journal__wait_locks() is on: a try every
+ * LOCK_POLL_MS for as long as the lock is held, said once past the busy
+ * timeout, until stop().
+ */
+static int wait_for_lock(void *ctx, int count)
+{
+	struct journal *j = ctx;
+	long long now = mono_ns();
+	char who[JOURNAL_HOLDER_MAX];
+
+	if (!count)
+		j->busy_since = now;
+	else if (!j->said_locked && now - j->busy_since >= BUSY_TIMEOUT_MS * 1000000LL) {
+		journal__lock_holder(j, who, sizeof(who));
+		lock_wait->locked(j->path, who[0] ? who : NULL);
+		j->said_locked = true;
+	}
+	if (!lock_wait->stop())
+		sqlite3_sleep(LOCK_POLL_MS);	/* an ending signal cuts it short */
+	j->lock_stopped = lock_wait->stop();
+	return !j->lock_stopped;
+}
+
 static int setup(struct journal *j)
 {
 	long long page;
@@ -644,7 +815,10 @@ static int setup(struct journal *j)
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK)
 		return fail(j, rc, "cannot open the journal");
-	sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
+	if (lock_wait)
+		sqlite3_busy_handler(j->db, wait_for_lock, j);
+	else
+		sqlite3_busy_timeout(j->db, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(j->db, 0);
 	if (sqlite3_db_readonly(j->db, "main") == 1) {
 		snprintf(j->err, sizeof(j->err), "%s cannot be written", j->path);
@@ -691,7 +865,8 @@ int journal__open(struct journal **out, const char *path)
 			 strerror(-err));
 		return err;
 	}
-	return check_path(j) ?: setup(j) ?: fix_modes(j);
+	err = check_path(j) ?: setup(j) ?: fix_modes(j);
+	return err && j->lock_stopped ? -EINTR : err;
 }
 
 void journal__close(struct journal *j)
@@ -705,6 +880,7 @@ void journal__close(struct journal *j)
 	for (i = 0; i < S_CNT; i++)
 		sqlite3_finalize(j->st[i]);
 	sqlite3_close(j->db);
+	free(j->qtext);
 	/* only now: closing any descriptor of the file drops every POSIX
 	 * lock this process has on it, SQLite's included
 	 */
@@ -952,21 +1128,37 @@ static unsigned long long site_key(long long row, const char *tag, unsigned long
 	return (h ^ off) * 0x9e3779b97f4a7c15ULL;
 }
 
-/* Written by this process already (in this transaction or a committed one). */
+/* key's slot, else the free one where it goes. */
+static unsigned int site_slot(const struct journal *j, unsigned long long key)
+{
+	unsigned int i = key & (SITES_SLOTS - 1);
+
+	while (j->sites[i] && j->sites[i] != key)
+		i = (i + 1) & (SITES_SLOTS - 1);
+	return i;
+}
+
+/* Written by this process already (in this transaction or a committed one);
+ * if not, it is from now on.
+ */
 static bool site_seen(struct journal *j, unsigned long long key)
 {
-	unsigned int i;
+	unsigned int i = site_slot(j, key | 1);
 
-	key |= 1;
-	for (i = key & (SITES_SLOTS - 1); j->sites[i]; i = (i + 1) & (SITES_SLOTS - 1))
-		if (j->sites[i] == key)
-			return true;
+	if (j->sites[i])
+		return true;
 	if (j->nsites < SITES_SLOTS / 2) {
-		j->sites[i] = key;
+		j->sites[i] = key | 1;
 		j->nsites++;
 		j->tx_sites[j->ntx_sites++] = i;
 	}
 	return false;
+}
+
+bool journal__site_written(const struct journal *j, long long row, const char *tag,
+			   unsigned long long off)
+{
+	return j->sites[site_slot(j, site_key(row, tag, off) | 1)];
 }
 
 /* Slots filled after the others go first, so the others' probes stay whole. */
@@ -988,6 +1180,9 @@ void journal__rollback(struct journal *j)
 	sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
 	j->in_tx = false;
 	j->tx_ntotals = 0;
+	j->nqueued = 0;
+	j->qtext_len = 0;
+	j->queue_err = 0;
 	sites_forget(j, false);
 }
 
@@ -1014,10 +1209,11 @@ void journal__checkpoint(struct journal *j)
 
 static long long wal_size(const char *path);
 static int prune(struct journal *j);
+static int queue_flush(struct journal *j);
 
 int journal__commit(struct journal *j)
 {
-	int err = tx_totals_flush(j) ?: prune(j);
+	int err = j->queue_err ?: queue_flush(j) ?: tx_totals_flush(j) ?: prune(j);
 
 	err = err ?: update(j, S_COMMIT);
 	if (err)
@@ -1141,26 +1337,104 @@ int journal__set_unloaded(struct journal *j, long long row, const struct timespe
 	return done(j, st);
 }
 
+/* Binds a queued event as row i of st. */
+static void queue_bind(struct journal *j, sqlite3_stmt *st, int i, const struct queued_event *q)
+{
+	int c = i * EVENT_NCOLS;
+
+	sqlite3_bind_int64(st, c + 1, q->row);
+	sqlite3_bind_int64(st, c + 2, q->ts);
+	sqlite3_bind_int(st, c + 3, q->stream);
+	sqlite3_bind_int(st, c + 4, q->kind);
+	if (q->fault_kind)
+		sqlite3_bind_text(st, c + 5, q->fault_kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, c + 6, q->flags);
+	sqlite3_bind_blob(st, c + 7, q->len ? j->qtext + q->text : "", q->len, SQLITE_STATIC);
+	if (q->reader) {
+		sqlite3_bind_int64(st, c + 8, q->who.pid);
+		sqlite3_bind_text(st, c + 9, q->who.comm, -1, SQLITE_STATIC);
+	}
+}
+
+/* The queued events into the table, in the order they came: a statement
+ * for a full batch, else one per event.
+ */
+static int queue_flush(struct journal *j)
+{
+	sqlite3_stmt *st;
+	int i, rc = 0;
+
+	if (j->nqueued == EVENT_BATCH) {
+		st = stmt(j, S_EVENTS);
+		for (i = 0; i < EVENT_BATCH; i++)
+			queue_bind(j, st, i, &j->queue[i]);
+		rc = done(j, st);
+	}
+	for (i = 0; i < j->nqueued && j->nqueued < EVENT_BATCH && !rc; i++) {
+		st = stmt(j, S_EVENT);
+		queue_bind(j, st, 0, &j->queue[i]);
+		rc = done(j, st);
+	}
+	j->nqueued = 0;
+	j->qtext_len = 0;
+	if (rc)
+		j->queue_err = rc;	/* the commit fails too */
+	return rc;
+}
+
+/* Before a read of events inside the transaction: it sees them all. */
+static void queue_flush_for_read(struct journal *j)
+{
+	if (j->nqueued)
+		queue_flush(j);
+}
+
+/* A copy of the event's text, kept until queue_flush(). */
+static int queue_text(struct journal *j, const char *text, size_t len, size_t *at)
+{
+	size_t size = j->qtext_size ?: 64 * 1024;
+	char *p;
+
+	while (size - j->qtext_len < len)
+		size *= 2;
+	if (size != j->qtext_size) {
+		p = realloc(j->qtext, size);
+		if (!p)
+			return -ENOMEM;
+		j->qtext = p;
+		j->qtext_size = size;
+	}
+	memcpy(j->qtext + j->qtext_len, text, len);
+	*at = j->qtext_len;
+	j->qtext_len += len;
+	return 0;
+}
+
+/* Queued: written by the next full batch or at the commit, or before the
+ * transaction reads events (journal__read() and the like).
+ */
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
 		       const struct event *ev, const struct reader_id *who)
 {
-	sqlite3_stmt *st = stmt(j, S_EVENT);
+	struct queued_event *q = &j->queue[j->nqueued];
 	bool fault = ev->kind == EV_FAULT;
-	int flags = (ev->partial ? 1 : 0) | (ev->fault && ev->fault->incomplete ? 2 : 0), rc;
+	int rc;
 
-	sqlite3_bind_int64(st, 1, row);
-	sqlite3_bind_int64(st, 2, ts_ns(ts));
-	sqlite3_bind_int(st, 3, ev->stream);
-	sqlite3_bind_int(st, 4, ev->kind);
-	if (fault)
-		sqlite3_bind_text(st, 5, fault_kind_name(ev->fault->kind), -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 6, flags);
-	sqlite3_bind_blob(st, 7, ev->len ? ev->text : "", ev->len, SQLITE_STATIC);
-	if (who) {
-		sqlite3_bind_int64(st, 8, who->pid);
-		sqlite3_bind_text(st, 9, who->comm, -1, SQLITE_STATIC);
-	}
-	rc = done(j, st);
+	rc = queue_text(j, ev->text, ev->len, &q->text);
+	if (rc)
+		return rc;
+	q->row = row;
+	q->ts = ts_ns(ts);
+	q->stream = ev->stream;
+	q->kind = ev->kind;
+	q->fault_kind = fault ? fault_kind_name(ev->fault->kind) : NULL;
+	q->flags = (ev->partial ? 1 : 0) | (ev->fault && ev->fault->incomplete ? 2 : 0);
+	q->len = ev->len;
+	q->reader = who;
+	if (who)
+		q->who = *who;
+	if (++j->nqueued == EVENT_BATCH)
+		rc = queue_flush(j);
 	if (rc)
 		return rc;
 	rc = tx_total_add(j, row, ev->stream, fault ? fault_kind_name(ev->fault->kind) : "", NULL);
@@ -1393,6 +1667,7 @@ int journal__read(struct journal *j, struct jread *r, jevent_fn fn, void *ctx)
 	size_t i;
 	int err;
 
+	queue_flush_for_read(j);
 	do {
 		before = r->after;
 		err = jbatch_read(j, r, &b);
@@ -1448,6 +1723,7 @@ long long journal__last_seq(struct journal *j)
 	sqlite3_stmt *st = stmt(j, S_LAST);
 	long long v = 0;
 
+	queue_flush_for_read(j);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
@@ -1459,6 +1735,7 @@ long long journal__cursor_at(struct journal *j, long long since_ns)
 	sqlite3_stmt *st = stmt(j, S_SINCE);
 	long long v = -1;
 
+	queue_flush_for_read(j);
 	sqlite3_bind_int64(st, 1, since_ns);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		v = sqlite3_column_int64(st, 0) - 1;

@@ -85,6 +85,22 @@ struct journal;
  * system. journal__error() says what went wrong.
  */
 int journal__open(struct journal **out, const char *path);
+/* How journals opened after journal__wait_locks() meet a write lock that
+ * another process holds (a sqlite3 shell in a transaction): waited for,
+ * w->locked() told once a wait passed the busy timeout (holder: as
+ * journal__lock_holder() says, NULL when unknown), until w->stop() says to give up (-EINTR).
+ * By default (and after journal__wait_locks_end(), for j too): the busy
+ * timeout, then -EBUSY. journal__wait_locks_end(): true when j waited.
+ */
+/* Who holds the journal's write lock: "pid N, comm", "" when unknown. */
+#define JOURNAL_HOLDER_MAX	(TASK_COMM_LEN + 32)
+void journal__lock_holder(const struct journal *j, char *buf, size_t len);
+struct journal_lock_wait {
+	void (*locked)(const char *path, const char *holder);
+	bool (*stop)(void);
+};
+void journal__wait_locks(const struct journal_lock_wait *w);
+bool journal__wait_locks_end(struct journal *j);
 void journal__close(struct journal *j);
 const char *journal__path(const struct journal *j);
 /* The last failure, or NULL. */
@@ -158,6 +174,9 @@ int journal__set_unloaded(struct journal *j, long long row, const struct timespe
 /* who: the other process that read it (mirrored), NULL: a bpfstderr. */
 int journal__add_event(struct journal *j, long long row, const struct timespec *ts,
 		       const struct event *ev, const struct reader_id *who);
+/* Written by this process already: a storm's frames are looked up once. */
+bool journal__site_written(const struct journal *j, long long row, const char *tag,
+			   unsigned long long off);
 /* Where a BPF frame of this program's faults is: recorded while it is loaded. */
 int journal__add_site(struct journal *j, long long row, const char *tag, unsigned long long off,
 		      const struct sym_loc *loc);

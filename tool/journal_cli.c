@@ -127,6 +127,10 @@ static int open_error(struct journal *j, int err)
 	case -EBADMSG:
 		p_err("%s; move it away, or run with --no-journal", why);
 		break;
+	case -ENOSPC:
+		p_err("journal %s: %s: make room there, choose another with --journal, or run with "
+		      "--no-journal", journal__path(j), why);
+		break;
 	default:
 		p_err("journal %s: %s; choose another with --journal, or run with --no-journal",
 		      journal__path(j), why);
@@ -192,6 +196,10 @@ static int journal_cli__open(struct journal **out, bool required)
 		p_err("journal: %s", journal__notice(j));
 	if (err == -ENOMEM) {
 		p_err("journal %s: out of memory", path);
+		journal__close(j);
+		return EXIT_ERROR;
+	}
+	if (err == -EINTR) {	/* stopped while waiting for a lock (record): said */
 		journal__close(j);
 		return EXIT_ERROR;
 	}

@@ -146,20 +146,23 @@ struct jprog jprog_of(const struct prog *p)
 
 /* Where each BPF frame is, while the program is still there to ask: what
  * the line info says (the kernel's own line stays in the event's text).
- * A frame whose programs differ keeps no site: they are asked again.
+ * A frame whose programs differ keeps no site: they are asked again. A
+ * site already written is not asked for (a storm repeats its frames).
  */
 static int record_sites(struct tracked *t, const struct fault *f)
 {
+	struct journal *j = t->pl->ops.journal;
 	const struct frame *fr;
 	struct sym_loc loc;
 	int i, err = 0;
 
 	for (i = 0; i < f->frame_cnt && !err; i++) {
 		fr = &f->frames[i];
-		if (symbolizer__bpf_line_info(t->pl->ops.sym, &t->p.ident, fr, &loc) ||
+		if (journal__site_written(j, t->p.row, fr->tag, fr->off) ||
+		    symbolizer__bpf_line_info(t->pl->ops.sym, &t->p.ident, fr, &loc) ||
 		    loc.candidates > 1)
 			continue;
-		err = journal__add_site(t->pl->ops.journal, t->p.row, fr->tag, fr->off, &loc);
+		err = journal__add_site(j, t->p.row, fr->tag, fr->off, &loc);
 	}
 	return err;
 }
@@ -1880,15 +1883,20 @@ static void say_room(struct pipeline *pl)
  */
 static void say_locked(struct pipeline *pl, bool locked)
 {
+	const char *path = journal__path(pl->ops.journal);
+	char who[JOURNAL_HOLDER_MAX];
+
 	if (locked == pl->said_locked)
 		return;
-	if (locked)
-		say(pl, "journal %s: locked by another process (a sqlite3 shell or a backup?): "
-		    "stopped reading streams (the kernel keeps up to %d bytes per stream) until it "
-		    "lets go", journal__path(pl->ops.journal), STREAM_MAX_CAPACITY);
-	else
-		say(pl, "journal %s: unlocked: reading streams", journal__path(pl->ops.journal));
 	pl->said_locked = locked;
+	if (!locked) {
+		say(pl, "journal %s: unlocked: reading streams", path);
+		return;
+	}
+	journal__lock_holder(pl->ops.journal, who, sizeof(who));
+	say(pl, "journal %s: locked by another process (%s): stopped reading streams (the kernel "
+	    "keeps up to %d bytes per stream) until it lets go", path,
+	    who[0] ? who : "a sqlite3 shell or a backup?", STREAM_MAX_CAPACITY);
 }
 
 /* A commit failed after reads: retry what can be retried (no space, a

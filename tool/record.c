@@ -134,6 +134,30 @@ static int run(struct session *s)
 	return err ?: journald__send(env.jsink, NULL);
 }
 
+static bool lock_waited;
+
+static void say_locked(const char *path, const char *holder)
+{
+	p_err("journal %s: locked by another process (%s): waiting for it to let go before "
+	      "reading any stream", path, holder ?: "a sqlite3 shell or a backup?");
+	lock_waited = true;
+}
+
+/* A journal another process holds write-locked at the start: nothing can
+ * be kept, so nothing is read; said once, and record starts when the lock
+ * goes, or ends (exit 0) on an ending signal meanwhile.
+ */
+static const struct journal_lock_wait lock_wait = {
+	.locked = say_locked, .stop = session__stopped,
+};
+
+/* The start is done: what waits for locks from now on is the pipeline's. */
+static void started(struct session *s)
+{
+	if (journal__wait_locks_end(s->journal))
+		p_err("journal %s: unlocked: reading streams", journal__path(s->journal));
+}
+
 int do_record(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -148,6 +172,9 @@ int do_record(int argc, char **argv)
 		       "(a record that cannot start stores none). "
 		       "While the journal's file system is full, nothing is read (the kernel keeps "
 		       "the bytes) and record says so once, then carries on when there is room. "
+		       "Started while another process holds the journal write-locked (a sqlite3 "
+		       "shell in a transaction), record says so once, naming it, reads nothing and "
+		       "starts when the lock goes; SIGTERM or SIGINT meanwhile: exit 0. "
 		       "With --metrics-address, Prometheus metrics at /metrics: see METRICS in "
 		       "bpfstderr(8).",
 	};
@@ -164,7 +191,10 @@ int do_record(int argc, char **argv)
 		return EXIT_USAGE;
 	session__catch_signals();
 	session__catch_suspend();
+	journal__wait_locks(&lock_wait);
 	rc = session__open(&s, &o);
+	if (rc && lock_waited && session__stopped())
+		rc = EXIT_OK;	/* stopped while waiting: nothing was read */
 	if (rc)
 		goto out;
 	/* every sink first: a record that cannot start writes nothing to
@@ -177,10 +207,13 @@ int do_record(int argc, char **argv)
 	}
 	err = env.journald ? journald__open(&env.jsink, s.journal) : 0;
 	err = err ?: journal__set_retention(s.journal, &env.ret);
+	if (!err)
+		started(&s);
 	err = err ?: run(&s);
 	if (err)
 		rc = session__failed(&s, err, "record");
 out:
+	journal__wait_locks_end(NULL);
 	journald__close(env.jsink);
 	metrics__close(env.m);
 	session__close(&s);

@@ -157,6 +157,39 @@ else
 	fail "mount a 1 MiB tmpfs"
 fi
 
+# -- 2a. a full file system at the start: one line that says what it is
+# (no space left on device, the journal, what needs the room), exit 5,
+# nothing read. SQLite's own words were "disk I/O error" (an existing
+# journal: its -shm file cannot grow) and "database or disk is full" (a
+# new one) ----------------------------------------------------------------
+# start_full NAME JOURNAL: record started on JOURNAL, the shim serving d4
+start_full() {
+	(shim "$d4" record -d 0.2 --journal "$2") 2> "$t/$1.err"
+	check_eq "full at the start ($1): record exits 5" "$?" 5
+	check "... saying so in one line: no space left on device, the journal, what needs room" \
+		grep -q "^bpfstderr: journal $2: No space left on device ([0-9]* bytes free): the journal's pages, its write-ahead log (-wal) and its shared memory (-shm) need room on its file system" "$t/$1.err"
+	check_eq "... and nothing else" "$(wc -l < "$t/$1.err")" 1
+	check_eq "... having read nothing" "$(offsets "$d4" "$id")" "0 0"
+}
+start_holder H writer || { fail "load writer"; finish; }
+id=$(prog_id H writer)
+MNT=$(mktmp)
+if mount -t tmpfs -o size=1M,mode=0700 bpfstderr-test "$MNT"; then
+	d4=$(mktmp)
+	(shim "$d4" report --journal "$MNT/j.db" > /dev/null 2>&1)
+	check "full at the start: a journal made while there was room" test -s "$MNT/j.db"
+	dd if=/dev/zero of="$MNT/filler" bs=4k status=none 2>/dev/null
+	make_fixtures "$d4" "$id" start
+	start_full existing "$MNT/j.db"
+	rm -f "$MNT"/j.db*
+	dd if=/dev/zero of="$MNT/filler2" bs=4k status=none 2>/dev/null
+	start_full new "$MNT/new.db"
+	umount "$MNT" && MNT=""
+else
+	fail "mount a 1 MiB tmpfs"
+fi
+stop_holder H
+
 # -- 2b. the file system fills up in the middle of a cycle's reads: the
 # commit fails, the bytes are kept and committed when there is room; at
 # exit without room they go to a spill file the error names ---------------

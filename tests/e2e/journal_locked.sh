@@ -43,6 +43,8 @@ printf 'while locked %d\n' $(seq 1 5) > "$d/$id.2"
 fixture_added H
 said_locked() { grep -q "locked by another process" "$t/rec.err"; }
 check "record says the journal is locked" wait_until 60 said_locked
+check "... naming the holder (/proc/locks: the Python's pid and name)" \
+	grep -q "locked by another process (pid $lpid, python3): stopped reading" "$t/rec.err"
 check "... and read nothing meanwhile (the shim served 0 bytes)" nothing_served
 touch "$t/release"; wait "$lpid"
 check "once the lock went, record read the stream" wait_until 60 served
@@ -78,4 +80,58 @@ touch "$t/release2"; wait "$lpid"
 wait "$rpid"; rc=$?
 check_eq "SIGTERM with the journal locked: record ends 0" "$rc" 0
 check_eq "... its one-line notice, nothing else" "$(grep -vc 'locked by another process\|unlocked: reading\|are in .*bpfstderr-spill' "$t/rec2.err")" 0
+# A record started while the lock is held: it waits (nothing read: no
+# stream yet), says so once past the busy timeout, naming the holder
+# (/proc/locks: the lock_bg Python's pid and name), and starts when the
+# lock goes. Before, its start (storing the retention limits) gave up
+# after the busy timeout: exit 5, "database is locked".
+# locked_fresh N WORDS: the journal locked (lock N), and a fresh shim
+# directory d (nothing served yet) whose stream has 5 lines "WORDS i"
+locked_fresh() {
+	d=$(mktmp)
+	lock_bg "$t/locked$1" "$t/release$1"
+	check "the journal is locked before the command starts (lock $1)" wait_until 60 test -e "$t/locked$1"
+	printf "$2 %d\n" $(seq 1 5) > "$d/$id.2"
+}
+locked_fresh 3 'before start'
+record_bg "$t/rec3.err"
+said_holder() { grep -q "locked by another process (pid $lpid, python3): waiting" "$t/rec3.err"; }
+check "record started on a locked journal says it waits, naming the holder" wait_until 60 said_holder
+check "... is still running" kill -0 "$rpid"
+check "... and read nothing (the shim served 0 bytes)" nothing_served
+touch "$t/release3"; wait "$lpid"
+check "once the lock went, record read the stream" wait_until 60 served
+kill -TERM "$rpid"; wait "$rpid"
+check_eq "record ends 0" "$?" 0
+check_eq "it said each once, and nothing else" \
+	"$(grep -c 'waiting for it' "$t/rec3.err") $(grep -c 'unlocked: reading' "$t/rec3.err") $(wc -l < "$t/rec3.err")" "1 1 2"
+check_eq "the journal has the 5 messages (Python's sqlite3)" \
+	"$(sql1 "$J" "select count(*) from events where cast(text as text) like 'before start %'")" 5
+# SIGTERM while waiting: record ends 0 at once (a lock try every 100 ms),
+# having read nothing; its notice is all it said
+locked_fresh 4 'never read'
+record_bg "$t/rec4.err"
+said_waiting() { grep -q "waiting for it" "$t/rec4.err"; }
+check "record says it waits" wait_until 60 said_waiting
+kill -TERM "$rpid"
+check "SIGTERM while waiting: record ends within 2 s" wait_until 2 gone
+wait "$rpid"
+check_eq "... with 0" "$?" 0
+check "... having read nothing" nothing_served
+check_eq "... and said only that it waited" "$(grep -vc 'waiting for it' "$t/rec4.err")" 0
+touch "$t/release4"; wait "$lpid"
+# follow started while the lock is held runs on as with a lock that comes
+# mid-run: says so (naming the holder), reads nothing until the lock goes
+locked_fresh 5 follow
+LD_PRELOAD=$SHIM BPFSTDERR_SHIM_DIR=$d ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+	"$BPFSTDERR" follow -p "$id" --journal "$J" > "$t/follow5" 2> "$t/follow5.err" & fpid=$!
+said_follow() { grep -q "locked by another process (pid $lpid, python3): stopped reading" "$t/follow5.err"; }
+check "follow started on a locked journal says so, naming the holder" wait_until 60 said_follow
+check "... and read nothing (the shim served 0 bytes)" nothing_served
+touch "$t/release5"; wait "$lpid"
+check "once the lock went, follow read the stream" wait_until 60 served
+shown() { [ "$(grep -c 'follow [1-5]$' "$t/follow5")" = 5 ]; }
+check "... and showed the 5 messages" wait_until 60 shown
+kill -INT "$fpid"; wait "$fpid"
+check_eq "follow ends 0" "$?" 0
 finish

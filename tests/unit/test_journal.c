@@ -306,6 +306,66 @@ static void test_totals(struct journal *j, const char *path)
  * site written again after its transaction was rolled back. SQLite's own
  * count of the events is the oracle.
  */
+struct in_order {
+	int n, bad;
+	size_t big_at;		/* the index of the long text ('x' each), 0: none */
+};
+
+static int count_in_order(const struct jevent *e, void *ctx)
+{
+	struct in_order *o = ctx;
+	char want[16];
+
+	snprintf(want, sizeof(want), "q%d", o->n);
+	if (o->big_at && o->n == (int)o->big_at)
+		o->bad += e->ev.len != 199999 || e->ev.text[0] != 'x' || e->ev.text[199998] != 'x';
+	else
+		o->bad += e->ev.len != strlen(want) || memcmp(e->ev.text, want, e->ev.len);
+	o->n++;
+	return 0;
+}
+
+/* Events are queued and inserted EVENT_BATCH to a statement: every one
+ * lands, in order, seen by a read inside the transaction, gone with a
+ * rollback; a text longer than the queue's first buffer is kept whole.
+ */
+static void test_queued(struct journal *j, const char *path)
+{
+	struct jread r = { .after = journal__last_seq(j) };
+	struct jprog p = prog(900, "0000000000000900", 900);
+	long long before = count(path, "SELECT count(*) FROM events");
+	struct in_order o = { 0 };
+	char *big = malloc(200000);
+	char text[16];
+	int i;
+
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	for (i = 0; i < 150; i++) {
+		snprintf(text, sizeof(text), "q%d", i);
+		CHECK(!add(j, p.row, i % 2 ? STREAM_STDOUT : STREAM_STDERR, text, false, 1), "add %d", i);
+	}
+	CHECK(!journal__read(j, &r, count_in_order, &o) && o.n == 150 && !o.bad,
+	      "a read inside the transaction sees the 150, in order (%d, %d wrong)", o.n, o.bad);
+	journal__rollback(j);
+	CHECK(count(path, "SELECT count(*) FROM events") == before, "rolled back: none stored");
+	memset(big, 'x', 199999);
+	big[199999] = '\0';
+	CHECK(!journal__begin(j) && !journal__prog(j, &p), "begin");
+	for (i = 0; i < 130; i++) {
+		snprintf(text, sizeof(text), "q%d", i);
+		CHECK(!add(j, p.row, STREAM_STDERR, i == 70 ? big : text, false, 1), "add %d", i);
+	}
+	CHECK(!journal__commit(j), "commit");
+	CHECK(count(path, "SELECT count(*) FROM events") == before + 130, "130 stored");
+	CHECK(count(path, "SELECT length(text) FROM events WHERE length(text) > 1000") == 199999,
+	      "the long text whole");
+	o = (struct in_order){ .big_at = 70 };
+	r.after = journal__last_seq(j) - 130;
+	CHECK(!journal__read(j, &r, count_in_order, &o) && o.n == 130 && !o.bad,
+	      "read back in order, the long one in its place (%d, %d wrong)", o.n, o.bad);
+	free(big);
+}
+
 static void test_batched(struct journal *j, const char *path)
 {
 	struct reader_id who = { .pid = 7, .comm = "watcher" };
@@ -424,6 +484,7 @@ int main(void)
 	test_pending(j);
 	test_bad_stream(j, path);
 	test_batched(j, path);
+	test_queued(j, path);
 	test_totals(j, path);
 	test_generation(j, path, dir);
 	test_kinds(j, path);
