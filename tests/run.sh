@@ -4,7 +4,8 @@
 # the ASan+UBSan one), then the Debian package test and the kernel lab
 # with the first build (BPFSTDERR_DEB=0, BPFSTDERR_LAB=0 leave them out),
 # and close with one "N passed, N failed, N skipped" line, after every
-# skipped check with its reason.
+# skipped check with its reason and, last, every failed one again (the
+# end of a long log is the part that gets read).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -14,15 +15,17 @@ total_pass=0
 total_fail=0
 total_skip=0
 skips=""
+fails=""
 
 run_one() {	# run_one LABEL CMD...: at most RUN_TIMEOUT seconds (600)
-	local label=$1 out last p f k=0 f_skip; shift
+	local label=$1 out last p f k=0 f_skip nok; shift
 	out=$(timeout "${RUN_TIMEOUT:-600}" "$@" 2>&1)
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$out" | tail -n 1)
 	if [ -z "$last" ]; then
 		p=0; f=1
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
 		echo "not ok - $label: no summary (crashed or timed out)"
+		fails+="    $label: no summary (crashed or timed out)"$'\n'
 	else
 		p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")
 		if [ "$k" -gt 0 ]; then
@@ -30,7 +33,14 @@ run_one() {	# run_one LABEL CMD...: at most RUN_TIMEOUT seconds (600)
 		fi
 		grep -E '^ *(not ok|FAIL)' <<<"$out" | sed 's/^ */    /'
 		grep -E -A30 '^(==[0-9]+==|.*runtime error:)' <<<"$out" | head -40 | sed 's/^/    /'
-		if grep -qE '^==[0-9]+==ERROR|runtime error:' <<<"$out"; then f=$((f + 1)); fi
+		if grep -qE '^==[0-9]+==ERROR|runtime error:' <<<"$out"; then
+			f=$((f + 1))
+			fails+="    $label: $(grep -m 1 -E '^==[0-9]+==ERROR|runtime error:' <<<"$out")"$'\n'
+		fi
+		if [ "$f" -gt 0 ]; then
+			nok=$(grep -E '^ *(not ok|FAIL)' <<<"$out" | sed "s|^ *|    $label: |")
+			fails+="${nok:-    $label: $f failed (no \"not ok\" line)}"$'\n'
+		fi
 	fi
 	[ "$k" -gt 0 ] && f_skip=", $k skipped" || f_skip=""
 	printf '%-44s %4d passed, %d failed%s\n' "$label" "$p" "$f" "$f_skip"
@@ -81,6 +91,10 @@ fi
 if [ -n "$skips" ]; then
 	echo "== skipped, with the reasons"
 	printf '%s' "$skips"
+fi
+if [ -n "$fails" ]; then
+	echo "== failed"
+	printf '%s' "$fails" | grep -v '^$'
 fi
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

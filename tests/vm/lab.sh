@@ -137,7 +137,11 @@ run_make_run() {
 	out=$(timeout "$TIMEOUT" bash tests/vm/make_run.sh "$BUILD" 2>&1)
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
 	grep -E '^(not ok|# )' <<<"$out" | sed 's/^/    /'
-	[ -n "$last" ] || { printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'; last="0 passed, 1 failed, 0 skipped"; }
+	if [ -z "$last" ]; then
+		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'
+		echo "    not ok - lab: make run: no summary (killed after ${TIMEOUT}s, or crashed)"
+		last="0 passed, 1 failed, 0 skipped"
+	fi
 	p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")
 	printf '%-44s %4d passed, %d failed (%ds)\n' "lab: make run" "$p" "$f" "$(($(date +%s) - t0))"
 	total_pass=$((total_pass + p))
