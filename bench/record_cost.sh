@@ -37,8 +37,11 @@ PY
 faults=$(grep -c '^ERROR: ' "$dir/fixture")
 echo "# record_cost: $faults reports, $(stat -c %s "$dir/fixture") bytes, $(nproc) CPUs, $(df --output=fstype "$dir" | tail -n 1)"
 
+# The interpreter itself, not a wrapper (pyenv's shim costs ~0.3 s of CPU
+# a start): kept() polls five times a second beside the record measured.
+py=$(python3 -c 'import sys; print(sys.executable)')
 kept() {	# faults the journal has
-	python3 -c "
+	"$py" -c "
 import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute('select count(*) from events where kind = 1').fetchone()[0])" "$1" 2>/dev/null || echo 0
 }
@@ -60,11 +63,16 @@ record_us() {	# CPU us of one record to keep every report, its start not counted
 	kill -TERM "$pid"; wait "$pid" || true
 }
 report_us() {	# CPU us of report --input over the same bytes
-	python3 -c "
+	# (the children's usage before counted out: an interpreter started by
+	# a wrapper inherits what the wrapper's own children used)
+	"$py" -c "
 import resource, subprocess, sys
+def us():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1e6
+t0 = us()
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(int((r.ru_utime + r.ru_stime) * 1e6))" build/bpfstderr report --json --input "$dir/fixture"
+print(int(us() - t0))" build/bpfstderr report --json --input "$dir/fixture"
 }
 printf '%-8s %12s %12s\n' repeat record_us report_us
 for i in $(seq "$reps"); do
