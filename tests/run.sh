@@ -4,8 +4,8 @@
 # the ASan+UBSan one), then the Debian package test and the kernel lab
 # with the first build (BPFSTDERR_DEB=0, BPFSTDERR_LAB=0 leave them out),
 # and close with one "N passed, N failed, N skipped" line, after every
-# skipped check with its reason and, last, every failed one again (the
-# end of a long log is the part that gets read).
+# skipped check with its reason and, last, every failed one again with
+# its "# " lines (the end of a long log is the part that gets read).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,15 @@ total_fail=0
 total_skip=0
 skips=""
 fails=""
+
+# failed_lines LABEL: each "not ok" (or FAIL) line of a test's output, as
+# LABEL: ..., with the "# " lines right after it (its diagnosis, up to 20)
+failed_lines() {
+	awk -v label="$1" '
+		/^ *(not ok|FAIL)/ { sub(/^ */, ""); print "    " label ": " $0; n = 20; next }
+		n > 0 && /^ *# / { sub(/^ */, ""); print "      " $0; n--; next }
+		{ n = 0 }'
+}
 
 run_one() {	# run_one LABEL CMD...: at most RUN_TIMEOUT seconds (600)
 	local label=$1 out last p f k=0 f_skip nok; shift
@@ -38,7 +47,7 @@ run_one() {	# run_one LABEL CMD...: at most RUN_TIMEOUT seconds (600)
 			fails+="    $label: $(grep -m 1 -E '^==[0-9]+==ERROR|runtime error:' <<<"$out")"$'\n'
 		fi
 		if [ "$f" -gt 0 ]; then
-			nok=$(grep -E '^ *(not ok|FAIL)' <<<"$out" | sed "s|^ *|    $label: |")
+			nok=$(failed_lines "$label" <<<"$out")
 			fails+="${nok:-    $label: $f failed (no \"not ok\" line)}"$'\n'
 		fi
 	fi

@@ -4,14 +4,15 @@
 # writes fail, make run says which probe failed (the write's return value,
 # as the test's own program measures it) and boots Debian's kernel in qemu
 # on the terminal; elsewhere `make demo-vm` does. Then: top's notice names
-# Debian's kernel under QEMU, the terminal's size reached the guest, the
-# demo rows' fault counts rise about once a second, q exits 0 and the
-# terminal comes back as it was (stty -g, the pane's alternate screen and
-# cursor); keys reach top in the guest; a guest whose kernel died in
-# early boot is booted again. Run by tests/vm/lab.sh (make
-# vmtest) after the guest tests. Every wait ends as soon as make run has
-# ended in the pane: the check then fails with the pane's last line (in
-# full in the "# pane:" lines), never by waiting out its bound.
+# Debian's kernel under QEMU, the guest has one CPU under TCG (two under
+# KVM), the terminal's size reached the guest, the demo rows' fault counts
+# rise about once a second, q exits 0 and the terminal comes back as it
+# was (stty -g, the pane's alternate screen and cursor); keys reach top in
+# the guest; a guest whose kernel died in early boot is booted again. Run
+# by tests/vm/lab.sh (make vmtest) after the guest tests. Every wait ends
+# as soon as make run has ended in the pane: the check then fails with the
+# pane's last line (more in the "# console:" and "# pane:" lines after
+# it), never by waiting out its bound.
 #
 # Usage: make_run.sh [BUILD]
 cd "$(dirname "$0")/../.." || exit 1
@@ -37,25 +38,32 @@ fi
 echo "# the test's own stream write returned $ret: make $target"
 
 top_pane "$S" "$COLS" "$ROWS" "make -s $target BUILD=$BUILD"
+tmux pipe-pane -t "$S" "cat > $out/pane.log"
 
 shows() { tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -qE -- "$1"; }
 # ended: make run's command is over in the pane (top_pane's last words),
 # or the pane itself is gone
 ended() { shows '^terminal (same|changed) rc=' || ! tmux has-session -t "$S" 2>/dev/null; }
 # in_pane DESC SECS REGEX: a check that the pane shows REGEX within SECS;
-# when the pane's command ends first it fails at once, with its last lines
+# when the pane's command ends first it fails at once. A failure is
+# followed by the kernel's words in all the guest wrote to the pane
+# ("# console:", from the pane's log: a panic scrolls off the screen) and
+# the pane's last lines ("# pane:"): tests/run.sh's recap shows them.
 in_pane() {
 	local end=$((SECONDS + $2)) last
 	until shows "$3"; do
 		if ended || [ "$SECONDS" -ge "$end" ]; then
 			shows "$3" && break	# shown as it ended
-			tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -v '^$' | tail -n 15 |
-				sed 's/^/# pane: /'
 			last=$(tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -v '^$' |
 				grep -v '^terminal .* rc=' | tail -n 1)
 			ended && last="its command ended: ${last:-the pane is gone}" ||
 				last="not within $2 s; the pane's last line: $last"
 			fail "$1" "$last"
+			sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//g' "$out/pane.log" 2>/dev/null |
+				grep -a -E 'Oops|BUG|Kernel panic|RIP:|^bpfstderr-lab:|^lab-init:' |
+				head -n 8 | sed 's/^/# console: /'
+			tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -v '^$' | tail -n 10 |
+				sed 's/^/# pane: /'
 			return 1
 		fi
 		sleep 0.2
@@ -72,6 +80,17 @@ fi
 in_pane "top runs in the guest: its notice names Debian's kernel under QEMU" 900 \
 	'^demo on Debian [0-9.]* under QEMU: ' || finish
 in_pane "... where stream writes work" 60 '^stream writes work'
+# Under TCG the terminal's guest has one CPU (tests/vm/run.sh: with two,
+# qemu lets a vCPU run a breakpoint the kernel has patched away), under
+# KVM the lab's two: qemu's own command line says which.
+qargs=$(for p in $(descendants "$(tmux display -p -t "$S" '#{pane_pid}')" qemu-system-x86); do
+	tr '\0' ' ' <"/proc/$p/cmdline"; done)
+case $qargs in
+*"-accel tcg"*) want=1 why=TCG ;;
+*) want=2 why=KVM ;;
+esac
+[ -n "${BPFSTDERR_LAB_SMP:-}" ] && want=$BPFSTDERR_LAB_SMP why=BPFSTDERR_LAB_SMP
+check_eq "the guest's CPUs: $want ($why)" "$(sed -n 's/.* -smp \([0-9]*\) .*/\1/p' <<<"$qargs")" "$want"
 screen > "$out/s.txt"
 check_eq "the terminal's size reached the guest: top's footer on line $ROWS" \
 	"$(awk '/^Enter detail/ { print NR }' "$out/s.txt")" "$ROWS"
@@ -113,16 +132,17 @@ check_eq "no qemu left behind" "$(descendants "$(tmux display -p -t "$S" '#{pane
 # before its command, at the qemu boundary (a wrapper that exits at once),
 # the second is qemu's own, on the terminal as make run's.
 tmux kill-session -t "$S"
-cat > "$out/qemu" <<'SH'
-#!/bin/sh
-case " $* " in
-*" -kernel "*) [ -e "$0.booted" ] || { : > "$0.booted"; exit 1; } ;;
-esac
-exec qemu-system-x86_64 "$@"
-SH
+{
+	echo '#!/bin/sh'
+	echo 'case " $* " in'
+	echo '*" -kernel "*) [ -e "$0.booted" ] || { : > "$0.booted"; exit 1; } ;;'
+	echo 'esac'
+	printf 'exec %q "$@"\n' "$(command -v "${QEMU:-qemu-system-x86_64}")"
+} > "$out/qemu"
 chmod +x "$out/qemu"
 kdir=$(BPFSTDERR_LAB_KERNELS=7 bash tests/vm/fetch.sh 2>/dev/null | awk '{ print $3; exit }')
 top_pane "$S" "$COLS" "$ROWS" "BPFSTDERR_LAB_TTY=1 QEMU=$out/qemu bash tests/vm/run.sh $kdir \"exit 7\""
+tmux pipe-pane -t "$S" "cat > $out/pane.log"
 in_pane "a guest stopped before its command is booted again, and says so" 60 \
 	'^bpfstderr-lab: the guest.s kernel .* stopped before the command started; booting it again'
 in_pane "... the second boot runs the command: its exit code (7)" 300 'terminal same rc=7'
