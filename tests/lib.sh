@@ -218,13 +218,17 @@ wait_for() {	# wait_for TEXT [SESSION]: up to 60 s for TEXT on the screen
 	for i in $(seq 600); do screen "${2:-$S}" | grep -qF -- "$1" && return 0; sleep 0.1; done
 	return 1
 }
-# top_pane SESSION COLS ROWS CMD: CMD (a top command line, run by bash)
-# in a fresh tmux pane; after it the pane says "terminal same rc=N" or
-# "terminal changed rc=N" (stty -g before and after; neither line holds
-# the other), then waits.
+# top_pane SESSION COLS ROWS CMD [LOG]: CMD (a top command line, run by
+# bash) in a fresh tmux pane; after it the pane says "terminal same rc=N"
+# or "terminal changed rc=N" (stty -g before and after; neither line
+# holds the other), then waits. LOG: all the pane is sent, from its first
+# byte (pipe-pane in the same tmux command as the pane's start).
 top_pane() {
+	local pipe=()
+	[ -n "${5:-}" ] && pipe=(\; pipe-pane -t "$1" "cat > $(printf %q "$5")")
 	tmux new-session -d -s "$1" -x "$2" -y "$3" "bash -c 'saved=\$(stty -g); $4; rc=\$?; \
-		[ \"\$(stty -g)\" = \"\$saved\" ] && echo terminal same rc=\$rc || echo terminal changed rc=\$rc; sleep 60'"
+		[ \"\$(stty -g)\" = \"\$saved\" ] && echo terminal same rc=\$rc || echo terminal changed rc=\$rc; sleep 60'" \
+		"${pipe[@]}"
 }
 # shell_pane SESSION COLS ROWS: an interactive bash in a fresh tmux pane,
 # for commands typed (keys) as a person's jobs: Ctrl-Z stops one (its own

@@ -42,6 +42,16 @@ finish() {
 	exit
 }
 
+# told: a test's failed checks, each with the "# " lines after it (its
+# diagnosis), and the "# " lines before its first check (what it runs
+# on), indented; never a "# " line after a passed one, which a reader, or
+# tests/run.sh's recap, would take for a failure's
+told() {
+	awk '/^(not ok|FAIL)/ { k = 1; print "    " $0; next }
+		/^(ok|skip) - / { k = 0; s = 1; next }
+		/^# / && (k || !s) { print "    " $0 }'
+}
+
 # run_guest LABEL KDIR TEST: one guest test in one fresh guest; its
 # checks count as they say (ok / not ok / skip), a guest that hung or
 # died counts one failure.
@@ -85,7 +95,7 @@ run_guest() {
 		if [ "$k" -gt 0 ]; then
 			skips+=$(grep -E '^skip - ' <<<"$out" | sed "s|^skip - |    $label: |")$'\n'
 		fi
-		grep -E '^(not ok|FAIL|# )' <<<"$out" | sed 's/^/    /'
+		told <<<"$out"
 		[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && { f=1; echo "not ok - $label: exit $rc"; }
 	fi
 	[ "$k" -gt 0 ] && f_skip=", $k skipped" || f_skip=""
@@ -139,10 +149,10 @@ run_make_run() {
 	echo "== make run's lab path (tests/vm/make_run.sh)"
 	out=$(timeout "$TIMEOUT" bash tests/vm/make_run.sh "$BUILD" 2>&1)
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
-	grep -E '^(not ok|# )' <<<"$out" | sed 's/^/    /'
+	told <<<"$out"
 	if [ -z "$last" ]; then
 		echo "    not ok - lab: make run: no summary (killed after ${TIMEOUT}s, or crashed)"
-		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    # /'
+		printf '%s\n' "$out" | grep -v '^# ' | tail -n 15 | sed 's/^/    # /'
 		last="0 passed, 1 failed, 0 skipped"
 	fi
 	p=${last%% *}; f=$(awk '{print $3 + 0}' <<<"$last"); k=$(awk '{print $5 + 0}' <<<"$last")

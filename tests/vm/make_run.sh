@@ -37,8 +37,7 @@ else
 fi
 echo "# the test's own stream write returned $ret: make $target"
 
-top_pane "$S" "$COLS" "$ROWS" "make -s $target BUILD=$BUILD"
-tmux pipe-pane -t "$S" "cat > $out/pane.log"
+top_pane "$S" "$COLS" "$ROWS" "make -s $target BUILD=$BUILD" "$out/pane.log"
 
 shows() { tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -qE -- "$1"; }
 # ended: make run's command is over in the pane (top_pane's last words),
@@ -59,7 +58,7 @@ in_pane() {
 			ended && last="its command ended: ${last:-the pane is gone}" ||
 				last="not within $2 s; the pane's last line: $last"
 			fail "$1" "$last"
-			sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//g' "$out/pane.log" 2>/dev/null |
+			sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b.//g; s/\r//g' "$out/pane.log" 2>/dev/null |
 				grep -a -E 'Oops|BUG|Kernel panic|RIP:|^bpfstderr-lab:|^lab-init:' |
 				head -n 8 | sed 's/^/# console: /'
 			tmux capture-pane -p -J -t "$S" 2>/dev/null | grep -v '^$' | tail -n 10 |
@@ -86,6 +85,7 @@ in_pane "... where stream writes work" 60 '^stream writes work'
 qargs=$(for p in $(descendants "$(tmux display -p -t "$S" '#{pane_pid}')" qemu-system-x86); do
 	tr '\0' ' ' <"/proc/$p/cmdline"; done)
 case $qargs in
+'') want="a qemu" why="none found under the pane" ;;
 *"-accel tcg"*) want=1 why=TCG ;;
 *) want=2 why=KVM ;;
 esac
@@ -137,12 +137,12 @@ tmux kill-session -t "$S"
 	echo 'case " $* " in'
 	echo '*" -kernel "*) [ -e "$0.booted" ] || { : > "$0.booted"; exit 1; } ;;'
 	echo 'esac'
-	printf 'exec %q "$@"\n' "$(command -v "${QEMU:-qemu-system-x86_64}")"
+	printf "exec '%s' \"\$@\"\n" "$(command -v "${QEMU:-qemu-system-x86_64}")"
 } > "$out/qemu"
 chmod +x "$out/qemu"
 kdir=$(BPFSTDERR_LAB_KERNELS=7 bash tests/vm/fetch.sh 2>/dev/null | awk '{ print $3; exit }')
-top_pane "$S" "$COLS" "$ROWS" "BPFSTDERR_LAB_TTY=1 QEMU=$out/qemu bash tests/vm/run.sh $kdir \"exit 7\""
-tmux pipe-pane -t "$S" "cat > $out/pane.log"
+top_pane "$S" "$COLS" "$ROWS" "BPFSTDERR_LAB_TTY=1 QEMU=$out/qemu bash tests/vm/run.sh $kdir \"exit 7\"" \
+	"$out/pane.log"
 in_pane "a guest stopped before its command is booted again, and says so" 60 \
 	'^bpfstderr-lab: the guest.s kernel .* stopped before the command started; booting it again'
 in_pane "... the second boot runs the command: its exit code (7)" 300 'terminal same rc=7'
